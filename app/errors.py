@@ -1,0 +1,209 @@
+"""Every exception the core raises, in one tree.
+
+::
+
+    ContinuumError
+    ├── AgentError
+    │   ├── AgentResumeError        .reason: "empty" | "completed" | "refused" | "context_full"
+    │   │                                    | "unknown_stop" | "malformed"
+    │   ├── SessionBusyError        a second request on a session busy in this process
+    │   ├── ToolRoundLimitError     max_tool_rounds reached; resume() continues
+    │   └── IncompleteStreamError   a model stream ended without a stop reason
+    ├── ProviderError               .retryable, .retry_after (seconds), .status_code
+    │   ├── ProviderAuthError         401/403: check the API key
+    │   ├── ProviderNotFoundError     404: unknown model or wrong base URL
+    │   ├── ProviderBadRequestError   400/422: the request was refused as invalid
+    │   │   └── ProviderContextLengthError   the prompt does not fit the context window
+    │   ├── ProviderRateLimitError    429 (retryable)
+    │   ├── ProviderServerError       5xx / 529 overloaded (retryable)
+    │   ├── ProviderTimeoutError      connect/read timeout (retryable)
+    │   ├── ProviderConnectionError   refused / reset / DNS (retryable)
+    │   └── ProviderStreamError       malformed or cut stream after output started
+    └── StorageError                the database could not be used (see app.storage)
+        ├── StorageCorruptError       not a database / damaged: left untouched
+        ├── StorageVersionError       written by a newer Continuum: left untouched
+        ├── StorageFullError          disk full
+        ├── StorageReadOnlyError      read-only file or folder
+        └── StorageBusyError          locked by another process for too long
+
+Messages say what happened and what the person can do next. No message ever contains an
+API key: provider errors are built from status, error type and the provider's message only.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = [
+    "RESUME_ERROR_REASONS",
+    "AgentError",
+    "AgentResumeError",
+    "ContinuumError",
+    "IncompleteStreamError",
+    "ProviderAuthError",
+    "ProviderBadRequestError",
+    "ProviderConnectionError",
+    "ProviderContextLengthError",
+    "ProviderError",
+    "ProviderNotFoundError",
+    "ProviderRateLimitError",
+    "ProviderServerError",
+    "ProviderStreamError",
+    "ProviderTimeoutError",
+    "SessionBusyError",
+    "StorageBusyError",
+    "StorageCorruptError",
+    "StorageError",
+    "StorageFullError",
+    "StorageReadOnlyError",
+    "StorageVersionError",
+    "ToolRoundLimitError",
+]
+
+
+class ContinuumError(Exception):
+    """Base of every error raised on purpose by Continuum."""
+
+
+class AgentError(ContinuumError):
+    """A request could not be run as asked."""
+
+
+RESUME_ERROR_REASONS: Final = frozenset(
+    {"empty", "completed", "refused", "context_full", "unknown_stop", "malformed"}
+)
+
+
+class AgentResumeError(AgentError):
+    """There is nothing to resume; ``reason`` says why in one word."""
+
+    def __init__(self, reason: str, message: str | None = None) -> None:
+        if reason not in RESUME_ERROR_REASONS:
+            raise ValueError(f"unknown resume error reason {reason!r}")
+        self.reason = reason
+        super().__init__(message or reason)
+
+    def __reduce__(self) -> tuple[type[AgentResumeError], tuple[str, str]]:
+        return (type(self), (self.reason, str(self)))
+
+
+class SessionBusyError(AgentError):
+    """The session is already running a request in this process."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        super().__init__(
+            f"Conversation {session_id!r} is already answering a request. "
+            "Wait for it to finish or stop it first."
+        )
+
+    def __reduce__(self) -> tuple[type[SessionBusyError], tuple[str]]:
+        return (type(self), (self.session_id,))
+
+
+class ToolRoundLimitError(AgentError):
+    """The model kept asking for tools past ``max_tool_rounds``; the history is resumable."""
+
+    def __init__(self, rounds: int) -> None:
+        self.rounds = rounds
+        super().__init__(
+            f"Stopped after {rounds} rounds of tool calls without a final answer. "
+            "Resume to let the model continue, or ask it to wrap up."
+        )
+
+    def __reduce__(self) -> tuple[type[ToolRoundLimitError], tuple[int]]:
+        return (type(self), (self.rounds,))
+
+
+class IncompleteStreamError(AgentError):
+    """The model's stream ended without saying why it stopped."""
+
+
+class ProviderError(ContinuumError):
+    """A model provider failed. ``retryable`` errors are retried before any output."""
+
+    retryable: bool = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int | None = None,
+        retry_after: float | None = None,
+        retryable: bool | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.retry_after = retry_after
+        if retryable is not None:
+            self.retryable = retryable
+
+
+class ProviderAuthError(ProviderError):
+    """The provider refused the credentials."""
+
+
+class ProviderNotFoundError(ProviderError):
+    """The model or endpoint does not exist."""
+
+
+class ProviderBadRequestError(ProviderError):
+    """The provider refused the request as invalid."""
+
+
+class ProviderContextLengthError(ProviderBadRequestError):
+    """The conversation no longer fits the model's context window."""
+
+
+class ProviderRateLimitError(ProviderError):
+    """Too many requests; ``retry_after`` says when to try again if the provider said."""
+
+    retryable = True
+
+
+class ProviderServerError(ProviderError):
+    """The provider failed or is overloaded."""
+
+    retryable = True
+
+
+class ProviderTimeoutError(ProviderError):
+    """The provider did not answer in time."""
+
+    retryable = True
+
+
+class ProviderConnectionError(ProviderError):
+    """The provider could not be reached or the connection broke."""
+
+    retryable = True
+
+
+class ProviderStreamError(ProviderError):
+    """The stream was malformed or cut off."""
+
+    retryable = True
+
+
+class StorageError(ContinuumError):
+    """The conversation database could not be used."""
+
+
+class StorageCorruptError(StorageError):
+    """The database file is damaged or is not a Continuum database."""
+
+
+class StorageVersionError(StorageError):
+    """The database was written by a newer version of Continuum."""
+
+
+class StorageFullError(StorageError):
+    """The disk (or the database's size limit) is full."""
+
+
+class StorageReadOnlyError(StorageError):
+    """The database file or its folder cannot be written."""
+
+
+class StorageBusyError(StorageError):
+    """Another process held the database lock for too long."""

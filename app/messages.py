@@ -1,0 +1,286 @@
+"""The conversation's data: messages, tool calls, stop reasons, and their stable JSON form.
+
+Every message is an immutable (frozen) dataclass. The JSON form carries a schema version
+(``"v"``) so a database written today can be read by every later version; an unknown message
+type or a newer schema version is refused with :class:`MessageFormatError` rather than guessed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from types import MappingProxyType
+from typing import Any, Final, TypeAlias
+
+__all__ = [
+    "MESSAGE_SCHEMA_VERSION",
+    "AssistantMessage",
+    "InternalMessage",
+    "Message",
+    "MessageFormatError",
+    "StopReason",
+    "ToolCall",
+    "ToolMessage",
+    "Usage",
+    "UserMessage",
+    "effective_stop_reason",
+    "message_from_dict",
+    "message_from_json",
+    "message_to_dict",
+    "message_to_json",
+    "parse_stop_reason",
+]
+
+MESSAGE_SCHEMA_VERSION: Final = 1
+
+
+class MessageFormatError(ValueError):
+    """A stored or received message could not be understood."""
+
+
+class StopReason(str, Enum):
+    """Why a model step ended. Values are stable strings (they are stored)."""
+
+    END_TURN = "end_turn"
+    TOOL_USE = "tool_use"
+    MAX_OUTPUT = "max_output"
+    INTERRUPTED = "interrupted"
+    PAUSED = "paused"
+    REFUSAL = "refusal"
+    CONTEXT_FULL = "context_full"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def parse_stop_reason(value: StopReason | str | None) -> StopReason | str | None:
+    """Return the enum member for a known value; an unknown value is kept as its raw string."""
+    if value is None or isinstance(value, StopReason):
+        return value
+    try:
+        return StopReason(value)
+    except ValueError:
+        return str(value)
+
+
+def _freeze(value: Any) -> Any:
+    """Deep read-only copy of JSON-like data, so a frozen message cannot be changed through it."""
+    if isinstance(value, Mapping):
+        return MappingProxyType({str(k): _freeze(v) for k, v in value.items()})
+    if isinstance(value, list | tuple):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+def _thaw(value: Any) -> Any:
+    """The plain JSON form of data frozen by :func:`_freeze`."""
+    if isinstance(value, Mapping):
+        return {k: _thaw(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [_thaw(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """The model asked for tool ``name`` with ``arguments``; ``id`` pairs it with its result."""
+
+    id: str
+    name: str
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.arguments, Mapping):
+            raise MessageFormatError(
+                f"tool call {self.id!r}: arguments must be a JSON object, "
+                f"got {type(self.arguments).__name__}"
+            )
+        object.__setattr__(self, "arguments", _freeze(self.arguments))
+
+    def __hash__(self) -> int:
+        return hash((self.id, self.name, json.dumps(_thaw(self.arguments), sort_keys=True)))
+
+    def arguments_dict(self) -> dict[str, Any]:
+        """A fresh, mutable copy of the arguments (what a tool function receives)."""
+        result: dict[str, Any] = _thaw(self.arguments)
+        return result
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token counts a provider reported for one step (``None`` where it reported nothing)."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UserMessage:
+    """What the person typed."""
+
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class InternalMessage:
+    """Written by the runtime to the model (sent as a user turn, shown discreetly)."""
+
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantMessage:
+    """One model step: text, tool calls, and why it stopped.
+
+    ``stop_reason=None`` means "inferred": ``TOOL_USE`` if there are tool calls, else
+    ``END_TURN`` (see :func:`effective_stop_reason`).
+    """
+
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    stop_reason: StopReason | str | None = None
+    model: str | None = None
+    usage: Usage | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
+        object.__setattr__(self, "stop_reason", parse_stop_reason(self.stop_reason))
+
+
+@dataclass(frozen=True, slots=True)
+class ToolMessage:
+    """The answer to one tool call. ``success=False`` is a failed result (an error text)."""
+
+    tool_call_id: str
+    name: str
+    content: str
+    success: bool = True
+
+
+Message: TypeAlias = UserMessage | InternalMessage | AssistantMessage | ToolMessage
+
+
+def effective_stop_reason(message: AssistantMessage) -> StopReason | str:
+    """The stop reason with ``None`` resolved: ``TOOL_USE`` with tool calls, else ``END_TURN``."""
+    if message.stop_reason is None:
+        return StopReason.TOOL_USE if message.tool_calls else StopReason.END_TURN
+    return message.stop_reason
+
+
+# --- JSON form -------------------------------------------------------------------------------
+
+_TYPE_NAMES: Final[dict[type, str]] = {
+    UserMessage: "user",
+    InternalMessage: "internal",
+    AssistantMessage: "assistant",
+    ToolMessage: "tool",
+}
+
+
+def message_to_dict(message: Message) -> dict[str, Any]:
+    """The stable JSON-ready form of ``message`` (with ``"v"`` and ``"type"``)."""
+    data: dict[str, Any] = {"v": MESSAGE_SCHEMA_VERSION, "type": _TYPE_NAMES[type(message)]}
+    if isinstance(message, UserMessage | InternalMessage):
+        data["content"] = message.content
+    elif isinstance(message, AssistantMessage):
+        data["content"] = message.content
+        data["tool_calls"] = [
+            {"id": c.id, "name": c.name, "arguments": c.arguments_dict()} for c in message.tool_calls
+        ]
+        stop = message.stop_reason
+        data["stop_reason"] = stop.value if isinstance(stop, StopReason) else stop
+        data["model"] = message.model
+        if message.usage is not None:
+            data["usage"] = {
+                "input_tokens": message.usage.input_tokens,
+                "output_tokens": message.usage.output_tokens,
+            }
+    else:
+        data["tool_call_id"] = message.tool_call_id
+        data["name"] = message.name
+        data["content"] = message.content
+        data["success"] = message.success
+    return data
+
+
+def _str(data: Mapping[str, Any], key: str, default: str | None = None) -> str:
+    value = data.get(key, default)
+    if not isinstance(value, str):
+        raise MessageFormatError(f"message field {key!r} must be a string, got {value!r:.80}")
+    return value
+
+
+def message_from_dict(data: Mapping[str, Any]) -> Message:
+    """Rebuild a message from :func:`message_to_dict` output; refuses what it cannot read."""
+    if not isinstance(data, Mapping):
+        raise MessageFormatError(f"a message must be a JSON object, got {type(data).__name__}")
+    version = data.get("v", MESSAGE_SCHEMA_VERSION)
+    if not isinstance(version, int) or version > MESSAGE_SCHEMA_VERSION:
+        raise MessageFormatError(
+            f"this message was written by a newer Continuum (message schema {version!r}, "
+            f"this version reads up to {MESSAGE_SCHEMA_VERSION}); update Continuum to read it"
+        )
+    kind = data.get("type")
+    if kind == "user":
+        return UserMessage(content=_str(data, "content"))
+    if kind == "internal":
+        return InternalMessage(content=_str(data, "content"))
+    if kind == "assistant":
+        raw_calls = data.get("tool_calls") or []
+        if not isinstance(raw_calls, list):
+            raise MessageFormatError("assistant message field 'tool_calls' must be a list")
+        calls = []
+        for raw in raw_calls:
+            if not isinstance(raw, Mapping):
+                raise MessageFormatError("each tool call must be a JSON object")
+            calls.append(ToolCall(_str(raw, "id"), _str(raw, "name"), raw.get("arguments") or {}))
+        raw_usage = data.get("usage")
+        usage = None
+        if isinstance(raw_usage, Mapping):
+            usage = Usage(raw_usage.get("input_tokens"), raw_usage.get("output_tokens"))
+        model = data.get("model")
+        stop = data.get("stop_reason")
+        if stop is not None and not isinstance(stop, str):
+            raise MessageFormatError(f"stop_reason must be a string, got {stop!r:.80}")
+        return AssistantMessage(
+            content=_str(data, "content", ""),
+            tool_calls=tuple(calls),
+            stop_reason=stop,
+            model=model if isinstance(model, str) else None,
+            usage=usage,
+        )
+    if kind == "tool":
+        success = data.get("success", True)
+        if not isinstance(success, bool):
+            raise MessageFormatError("tool message field 'success' must be true or false")
+        return ToolMessage(
+            tool_call_id=_str(data, "tool_call_id"),
+            name=_str(data, "name"),
+            content=_str(data, "content"),
+            success=success,
+        )
+    raise MessageFormatError(f"unknown message type {kind!r}")
+
+
+def message_to_json(message: Message) -> str:
+    """Compact JSON text of a message (UTF-8 safe; lone surrogates are escaped, not lost)."""
+    data = message_to_dict(message)
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        # Lone surrogates (e.g. from a broken paste) cannot be stored as UTF-8; the escaped
+        # form keeps them exactly and reads back to the same string.
+        text = json.dumps(data, ensure_ascii=True, separators=(",", ":"))
+    return text
+
+
+def message_from_json(text: str) -> Message:
+    """Parse :func:`message_to_json` output."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise MessageFormatError(f"a stored message is not valid JSON: {err}") from err
+    return message_from_dict(data)

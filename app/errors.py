@@ -116,7 +116,9 @@ class ToolRoundLimitError(AgentError):
 
 
 class IncompleteStreamError(AgentError):
-    """The model's stream ended without saying why it stopped."""
+    """The model's stream ended without saying why it stopped (retried if nothing arrived)."""
+
+    retryable = True
 
 
 class ProviderError(ContinuumError):

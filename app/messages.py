@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from types import MappingProxyType
 from typing import Any, Final, TypeAlias
 
@@ -40,7 +40,7 @@ class MessageFormatError(ValueError):
     """A stored or received message could not be understood."""
 
 
-class StopReason(str, Enum):
+class StopReason(StrEnum):
     """Why a model step ended. Values are stable strings (they are stored)."""
 
     END_TURN = "end_turn"
@@ -50,9 +50,6 @@ class StopReason(str, Enum):
     PAUSED = "paused"
     REFUSAL = "refusal"
     CONTEXT_FULL = "context_full"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 def parse_stop_reason(value: StopReason | str | None) -> StopReason | str | None:
@@ -187,7 +184,8 @@ def message_to_dict(message: Message) -> dict[str, Any]:
     elif isinstance(message, AssistantMessage):
         data["content"] = message.content
         data["tool_calls"] = [
-            {"id": c.id, "name": c.name, "arguments": c.arguments_dict()} for c in message.tool_calls
+            {"id": c.id, "name": c.name, "arguments": c.arguments_dict()}
+            for c in message.tool_calls
         ]
         stop = message.stop_reason
         data["stop_reason"] = stop.value if isinstance(stop, StopReason) else stop

@@ -1,0 +1,505 @@
+"""The agent runtime: run a request, save each message as it completes, resume what stopped.
+
+One request is a loop of model steps. Each step streams (``TEXT_DELTA``/``TOOL_CALL`` events),
+then its assistant message is committed; tool calls run (each at most once, ever) and each
+result is committed as it arrives; then the model is called again, until a step ends the turn.
+
+How each way of stopping leaves the history (what :mod:`app.resume` later reads):
+
+* a request fails before any output: retried per :class:`RetryPolicy`; after the last try the
+  history ends with the user message (``CALL_MODEL``) and the error propagates;
+* the stream breaks after output started: the partial text is saved ``INTERRUPTED``,
+  ``MODEL_STOPPED`` is emitted and the error propagates (``RETRY_RESPONSE``);
+* the host cancels while the model streams: nothing of the step is saved;
+* the host cancels while tools run: they are cancelled and each unanswered call is answered
+  with a failed result saying so (``CALL_MODEL``); results that already arrived are kept;
+* the process dies while tools run: nothing can be written; the calls stay unanswered
+  (``RECOVER_TOOLS``) and are never run again by themselves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from .errors import IncompleteStreamError, SessionBusyError, ToolRoundLimitError
+from .events import (
+    AgentEvent,
+    MessageSavedEvent,
+    ModelStoppedEvent,
+    RetryEvent,
+    RunCompletedEvent,
+    RunStartedEvent,
+    TextDeltaEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+)
+from .hooks import RunContext, call_error_hooks, call_hooks
+from .messages import (
+    AssistantMessage,
+    InternalMessage,
+    Message,
+    StopReason,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
+from .model import Model, ModelRequest, StepBuilder, TextDelta, ToolCallComplete
+from .resume import (
+    CONTINUE_TEXT,
+    RECOVERED_TOOL_TEXT,
+    RETRY_TEXT,
+    ResumeBlocked,
+    ResumeKind,
+    ResumePoint,
+    classify_tail,
+    tail_is_sufficient,
+)
+from .retry import RetryPolicy, is_retryable, retry_after_of, retry_delay
+from .storage.base import InMemorySessionStore, SessionStore
+from .tools import FunctionTool, as_tool
+
+__all__ = [
+    "CANCELLED_TOOL_TEXT",
+    "DENIED_TOOL_TEXT",
+    "GOAL_COMPLETE_MARKER",
+    "Agent",
+    "AgentRunConfig",
+    "ToolApprover",
+    "find_store",
+    "read_resume_status",
+]
+
+log = logging.getLogger(__name__)
+
+CANCELLED_TOOL_TEXT: Final = (
+    "The user stopped the request while this tool was running, so it was cancelled before it "
+    "finished; whatever it changes may have partly happened. Check the current state before "
+    "running it again."
+)
+DENIED_TOOL_TEXT: Final = "The user denied this tool call, so it did not run."
+GOAL_COMPLETE_MARKER: Final = "GOAL COMPLETE"
+
+ToolApprover = Callable[[ToolCall, FunctionTool], Awaitable[bool]]
+"""Asked before a tool with side effects runs; ``False`` answers the call as denied."""
+
+# Sessions with a request in flight in this process: (store lock key, session id).
+_BUSY: set[tuple[str, str]] = set()
+
+
+@dataclass(frozen=True, slots=True)
+class AgentRunConfig:
+    """Settings of one session's requests. A session that does not exist is created on use."""
+
+    session_id: str
+    retry: RetryPolicy = field(default_factory=RetryPolicy, kw_only=True)
+    max_tool_rounds: int = field(default=25, kw_only=True)
+    max_pause_turns: int = field(default=3, kw_only=True)
+    system_prompt: str | None = field(default=None, kw_only=True)
+    max_output_tokens: int | None = field(default=None, kw_only=True)
+    max_goal_turns: int = field(default=10, kw_only=True)
+
+    def __post_init__(self) -> None:
+        if not self.session_id:
+            raise ValueError("AgentRunConfig needs a non-empty session_id")
+        if self.max_tool_rounds < 1 or self.max_pause_turns < 0 or self.max_goal_turns < 0:
+            raise ValueError("AgentRunConfig limits must be positive")
+
+
+def find_store(extensions: Iterable[Any]) -> SessionStore | None:
+    """The session store provided by an extension (one with a ``storage`` attribute)."""
+    for extension in extensions:
+        storage = getattr(extension, "storage", None)
+        if storage is not None:
+            if not isinstance(storage, SessionStore):
+                raise TypeError(f"{type(extension).__name__}.storage is not a session store")
+            return storage
+    return None
+
+
+async def read_resume_status(store: SessionStore, session_id: str) -> ResumePoint | ResumeBlocked:
+    """Classify a session from its tail only: cost does not grow with the history's length."""
+    n = 8
+    while True:
+        tail = await store.tail(session_id, n)
+        if tail_is_sufficient(tail, complete=len(tail) < n):
+            return classify_tail(tail)
+        n *= 4  # ends with more tool results than read so far: reach back to their owner
+
+
+def _repairs(outcome: ResumePoint) -> list[Message]:
+    """Messages that make the history ready for the model, per resume kind (SPEC A2)."""
+    if outcome.kind is ResumeKind.RECOVER_TOOLS:
+        return [
+            ToolMessage(c.id, c.name, RECOVERED_TOOL_TEXT, success=False)
+            for c in outcome.unanswered_tool_calls
+        ]
+    if outcome.kind is ResumeKind.RETRY_RESPONSE:
+        return [InternalMessage(RETRY_TEXT)]
+    if outcome.kind is ResumeKind.CONTINUE_RESPONSE:
+        return [InternalMessage(CONTINUE_TEXT)]
+    return []
+
+
+def _goal_met(message: AssistantMessage) -> bool:
+    return GOAL_COMPLETE_MARKER in message.content.upper()
+
+
+class Agent:
+    """One session's agent. Build it with :meth:`create`."""
+
+    def __init__(
+        self,
+        model: Model,
+        config: AgentRunConfig,
+        *,
+        tools: Sequence[Callable[..., Any] | FunctionTool] = (),
+        extensions: Sequence[Any] = (),
+        store: SessionStore,
+        approve_tool: ToolApprover | None = None,
+    ) -> None:
+        self.model = model
+        self.config = config
+        self.extensions = tuple(extensions)
+        self.store = store
+        self.approve_tool = approve_tool
+        self._tools: dict[str, FunctionTool] = {}
+        for item in tools:
+            converted = as_tool(item)
+            if converted.name in self._tools:
+                raise ValueError(f"two tools are named {converted.name!r}")
+            self._tools[converted.name] = converted
+
+    @classmethod
+    async def create(
+        cls,
+        model: Model,
+        config: AgentRunConfig | None = None,
+        *,
+        tools: Sequence[Callable[..., Any] | FunctionTool] = (),
+        extensions: Sequence[Any] = (),
+        approve_tool: ToolApprover | None = None,
+    ) -> Agent:
+        """An agent over the store an extension provides (in memory if none does).
+
+        Opening the store here surfaces a damaged or too-new database before any request.
+        Nothing is written until the first request.
+        """
+        config = config or AgentRunConfig(uuid.uuid4().hex)
+        store = find_store(extensions) or InMemorySessionStore()
+        opener = getattr(store, "open", None)
+        if opener is not None:
+            await opener()
+        return cls(
+            model, config, tools=tools, extensions=extensions, store=store,
+            approve_tool=approve_tool,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"Agent(model={getattr(self.model, 'name', '?')!r}, "
+            f"session={self.config.session_id!r}, tools={sorted(self._tools)!r})"
+        )
+
+    @property
+    def session_id(self) -> str:
+        return self.config.session_id
+
+    @property
+    def tools(self) -> tuple[FunctionTool, ...]:
+        return tuple(self._tools.values())
+
+    # --- reading ------------------------------------------------------------------------------
+
+    async def history(self) -> list[Message]:
+        return await self.store.load(self.session_id)
+
+    async def resume_status(self) -> ResumePoint | ResumeBlocked:
+        """What :meth:`resume` would do, or why it would refuse. Writes nothing."""
+        return await read_resume_status(self.store, self.session_id)
+
+    async def resume_point(self) -> ResumePoint | None:
+        """Where the last request can be picked up, or ``None`` if there is nothing to resume.
+
+        Reads only the end of the history, writes nothing and calls no model.
+        """
+        outcome = await self.resume_status()
+        return outcome if isinstance(outcome, ResumePoint) else None
+
+    # --- running ------------------------------------------------------------------------------
+
+    async def run(self, text: str, *, goal: str | None = None) -> AssistantMessage:
+        """Send ``text`` and return the final answer (see the module docstring for failures)."""
+        return await _final_reply(self.stream(text, goal=goal))
+
+    async def resume(self, *, model: Model | None = None) -> AssistantMessage:
+        """:meth:`run` without a new user message: continue the interrupted request."""
+        return await _final_reply(self.stream_resume(model=model))
+
+    def stream(self, text: str, *, goal: str | None = None) -> AsyncIterator[AgentEvent]:
+        """Send ``text`` and yield the request's events as they happen."""
+        if not isinstance(text, str):
+            raise TypeError(f"message text must be a string, got {type(text).__name__}")
+        return self._request(UserMessage(text), goal=goal, model=self.model)
+
+    def stream_resume(self, *, model: Model | None = None) -> AsyncIterator[AgentEvent]:
+        """Resume the interrupted request, yielding the same events as :meth:`stream`.
+
+        ``model`` may differ from the one that was interrupted (e.g. another provider).
+        Goal mode of the interrupted request is not re-enabled.
+        """
+        return self._request(None, goal=None, model=model or self.model)
+
+    async def _request(
+        self, user: UserMessage | None, *, goal: str | None, model: Model
+    ) -> AsyncIterator[AgentEvent]:
+        key = (self.store.lock_key, self.session_id)
+        if key in _BUSY:
+            raise SessionBusyError(self.session_id)
+        _BUSY.add(key)
+        ctx = RunContext(
+            session_id=self.session_id,
+            request_id=uuid.uuid4().hex,
+            input_message=user,
+            resume_kind=None,
+            goal=goal,
+        )
+        try:
+            await call_hooks(self.extensions, "before_run", ctx)
+            history = await self.store.load(self.session_id)
+            ctx._history = history
+            outcome = classify_tail(history)
+            if user is None:
+                if isinstance(outcome, ResumeBlocked):
+                    raise outcome.error()
+                ctx.resume_kind = outcome.kind
+                to_save = _repairs(outcome)
+            else:
+                # Close unanswered calls first: providers reject a history that has them.
+                to_save = [user]
+                if isinstance(outcome, ResumePoint) and outcome.kind is ResumeKind.RECOVER_TOOLS:
+                    to_save = [*_repairs(outcome), user]
+            yield RunStartedEvent(self.session_id, ctx.request_id, ctx.resume_kind)
+            for event in await self._save(ctx, to_save):
+                yield event
+            if user is not None:
+                await call_hooks(self.extensions, "on_message", ctx)
+            reply: AssistantMessage | None = None
+            async with contextlib.aclosing(self._steps(ctx, model, goal)) as steps:
+                async for event in steps:
+                    if isinstance(event, RunCompletedEvent):
+                        reply = event.reply
+                        break
+                    yield event
+            assert reply is not None
+            await call_hooks(self.extensions, "after_run", ctx, reply)
+            yield RunCompletedEvent(reply)
+        except (asyncio.CancelledError, GeneratorExit) as err:
+            await call_error_hooks(
+                self.extensions, ctx,
+                err if isinstance(err, asyncio.CancelledError) else asyncio.CancelledError(),
+            )
+            raise
+        except BaseException as err:
+            await call_error_hooks(self.extensions, ctx, err)
+            raise
+        finally:
+            _BUSY.discard(key)
+
+    async def _save(self, ctx: RunContext, messages: Sequence[Message]) -> list[AgentEvent]:
+        """Commit ``messages`` together (all or none) and return their MESSAGE_SAVED events."""
+        if not messages:
+            return []
+        if len(messages) == 1:
+            seqs = [await self.store.append(self.session_id, ctx.request_id, messages[0])]
+        else:
+            seqs = await self.store.append_many(self.session_id, ctx.request_id, messages)
+        ctx._history.extend(messages)
+        return [MessageSavedEvent(m, s) for m, s in zip(messages, seqs, strict=True)]
+
+    async def _steps(
+        self, ctx: RunContext, model: Model, goal: str | None
+    ) -> AsyncGenerator[AgentEvent, None]:
+        """Model steps and tool rounds until the turn ends; the last event is RUN_COMPLETED."""
+        config = self.config
+        specs = tuple(t.spec for t in self._tools.values())
+        system_prompt = config.system_prompt
+        if goal:
+            system_prompt = (
+                f"{system_prompt}\n\n" if system_prompt else ""
+            ) + (
+                f"Goal of this request: {goal}\nKeep working until the goal is fully met. "
+                f"When it is, end your reply with a line that says {GOAL_COMPLETE_MARKER}."
+            )
+        tool_rounds = pause_turns = goal_turns = 0
+        while True:
+            request = ModelRequest(
+                messages=tuple(ctx._history),
+                tools=specs,
+                system_prompt=system_prompt,
+                max_output_tokens=config.max_output_tokens,
+            )
+            builder = StepBuilder()
+            async with contextlib.aclosing(self._one_step(ctx, model, request, builder)) as step:
+                async for event in step:
+                    yield event
+            assert builder.end is not None
+            stop = builder.end.stop_reason
+            if builder.tool_calls and stop in (None, StopReason.TOOL_USE, StopReason.END_TURN):
+                stop = StopReason.TOOL_USE  # some servers (Ollama) say "stop" with tool calls
+            elif stop is None:
+                stop = StopReason.END_TURN
+            message = builder.to_message(stop_reason=stop, model=getattr(model, "name", None))
+            for event in await self._save(ctx, [message]):
+                yield event
+
+            if stop is StopReason.TOOL_USE:
+                async with contextlib.aclosing(self._run_tools(ctx, message.tool_calls)) as run:
+                    async for event in run:
+                        yield event
+                tool_rounds += 1
+                if tool_rounds >= config.max_tool_rounds:
+                    raise ToolRoundLimitError(tool_rounds)
+                continue
+            if stop is StopReason.END_TURN:
+                if goal and not _goal_met(message) and goal_turns < config.max_goal_turns:
+                    goal_turns += 1
+                    for event in await self._save(ctx, [InternalMessage(
+                        f"The goal is not reported as met yet: {goal}\nContinue working toward "
+                        f"it. When it is fully met, end your reply with a line that says "
+                        f"{GOAL_COMPLETE_MARKER}."
+                    )]):
+                        yield event
+                    continue
+                yield RunCompletedEvent(message)
+                return
+            yield ModelStoppedEvent(stop, message)
+            if stop is StopReason.PAUSED and pause_turns < config.max_pause_turns:
+                pause_turns += 1
+                continue
+            yield RunCompletedEvent(message)
+            return
+
+    async def _one_step(
+        self, ctx: RunContext, model: Model, request: ModelRequest, builder: StepBuilder
+    ) -> AsyncGenerator[AgentEvent, None]:
+        """Stream one model step into ``builder``, retrying failures that precede any output."""
+        attempt = 0
+        while True:
+            attempt += 1
+            stream = model.stream(request)
+            try:
+                try:
+                    async for event in stream:
+                        builder.feed(event)
+                        if isinstance(event, TextDelta):
+                            if event.text:
+                                yield TextDeltaEvent(event.text)
+                        elif isinstance(event, ToolCallComplete):
+                            yield ToolCallEvent(event.call)
+                finally:
+                    # Release the provider's connection now, not when the GC gets to it.
+                    close = getattr(stream, "aclose", None)
+                    if close is not None:
+                        await close()
+                if builder.end is None:
+                    raise IncompleteStreamError(
+                        "The model's response ended without saying why it stopped; the stream "
+                        "was probably cut. Resume to try again."
+                    )
+                return
+            except asyncio.CancelledError:
+                raise  # Stop while streaming: nothing of this step is saved
+            except Exception as err:
+                if builder.started:
+                    # A cut stream: keep what arrived so resume can redo it knowingly.
+                    partial = builder.to_message(
+                        stop_reason=StopReason.INTERRUPTED, model=getattr(model, "name", None)
+                    )
+                    saved: AssistantMessage | None = None
+                    if partial.content:
+                        for saved_event in await self._save(ctx, [partial]):
+                            yield saved_event
+                        saved = partial
+                    yield ModelStoppedEvent(StopReason.INTERRUPTED, saved, error=str(err))
+                    raise
+                delay = (
+                    retry_delay(self.config.retry, attempt, retry_after_of(err))
+                    if is_retryable(err) else None
+                )
+                if delay is None:
+                    raise
+                log.info("model request failed (%s); retry %d in %.2fs",
+                         type(err).__name__, attempt, delay)
+                yield RetryEvent(attempt, delay, str(err))
+                await asyncio.sleep(delay)
+
+    async def _run_tools(
+        self, ctx: RunContext, calls: Sequence[ToolCall]
+    ) -> AsyncGenerator[AgentEvent, None]:
+        """Run the step's calls concurrently; commit each result as it arrives."""
+        tasks = {call.id: asyncio.ensure_future(self._call_tool(call)) for call in calls}
+        saved: set[str] = set()
+        by_id = {call.id: call for call in calls}
+        try:
+            pending = set(tasks.values())
+            while pending:
+                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                for call in calls:  # the calls' own order among those that finished together
+                    task = tasks[call.id]
+                    if task in done:
+                        result = task.result()
+                        for event in await self._save(ctx, [result]):
+                            yield event
+                        saved.add(call.id)
+                        yield ToolResultEvent(call, result)
+        except BaseException:
+            # Stop during tools (or the consumer left): cancel what still runs, then answer
+            # every call that has no saved result, keeping results that did arrive.
+            for task in tasks.values():
+                task.cancel()
+            await asyncio.gather(*tasks.values(), return_exceptions=True)
+            answers: list[Message] = []
+            for call_id, task in tasks.items():
+                if call_id in saved:
+                    continue
+                call = by_id[call_id]
+                if task.cancelled() or task.exception() is not None:
+                    answers.append(
+                        ToolMessage(call.id, call.name, CANCELLED_TOOL_TEXT, success=False)
+                    )
+                else:
+                    answers.append(task.result())
+            with contextlib.suppress(Exception):
+                await self._save(ctx, answers)
+            raise
+
+    async def _call_tool(self, call: ToolCall) -> ToolMessage:
+        tool = self._tools.get(call.name)
+        if tool is None:
+            known = ", ".join(sorted(self._tools)) or "none"
+            return ToolMessage(
+                call.id, call.name,
+                f"There is no tool named {call.name!r}; the available tools are: {known}.",
+                success=False,
+            )
+        if tool.side_effects and self.approve_tool is not None:
+            if not await self.approve_tool(call, tool):
+                return ToolMessage(call.id, call.name, DENIED_TOOL_TEXT, success=False)
+        result = await tool.invoke(call)
+        return ToolMessage(call.id, call.name, result.content, success=result.success)
+
+
+async def _final_reply(events: AsyncIterator[AgentEvent]) -> AssistantMessage:
+    reply: AssistantMessage | None = None
+    async for event in events:
+        if isinstance(event, RunCompletedEvent):
+            reply = event.reply
+    if reply is None:  # pragma: no cover - the runtime always ends with RUN_COMPLETED or raises
+        raise RuntimeError("the request ended without a reply")
+    return reply

@@ -1,0 +1,482 @@
+"""The durable session store: one SQLite file through aiosqlite.
+
+Durability: the database runs in WAL mode and every message is its own committed transaction,
+written when the message completes, so a ``kill -9`` loses nothing that was complete. With the
+default ``synchronous="full"`` each commit is also fsynced, which makes it power-loss safe; pass
+``synchronous="normal"`` to trade the last few commits on power loss for speed (a killed process
+still loses nothing).
+
+Safety of the user's file:
+
+* The schema version lives in ``PRAGMA user_version`` and the file is marked with
+  ``PRAGMA application_id``. Both are read *before anything is written*, so a database from a
+  newer Continuum (:class:`~app.errors.StorageVersionError`) or a file that is not ours or is
+  damaged (:class:`~app.errors.StorageCorruptError`) is refused and left byte-for-byte untouched.
+* SQLite's environment errors (disk full, read-only, busy, I/O, corrupt) become
+  :class:`~app.errors.StorageError` subclasses with a message a person can act on; any other
+  SQLite error is a bug and propagates unchanged.
+* Every write runs shielded from cancellation: a Stop pressed during a commit lets the commit
+  finish, so a transaction is never left half-open on the shared connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import time
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any, Final, Literal, TypeVar
+
+import aiosqlite
+
+from ..errors import (
+    StorageBusyError,
+    StorageCorruptError,
+    StorageError,
+    StorageFullError,
+    StorageReadOnlyError,
+    StorageVersionError,
+)
+from ..messages import (
+    Message,
+    MessageFormatError,
+    message_from_json,
+    message_to_json,
+)
+from .base import SessionInfo, StoredMessage, new_session_id
+
+__all__ = [
+    "APPLICATION_ID",
+    "SCHEMA_VERSION",
+    "SQLiteSessionExtension",
+    "SQLiteSessionStore",
+    "translate_sqlite_error",
+]
+
+APPLICATION_ID: Final = 0x436F6E74  # "Cont"
+
+# Each entry upgrades the schema from version (index) to version (index + 1). Append only:
+# never edit a released step, add a new one.
+MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
+    (
+        """CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            title TEXT,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            message_count INTEGER NOT NULL DEFAULT 0
+        )""",
+        "CREATE INDEX sessions_by_update ON sessions(updated_at)",
+        """CREATE TABLE messages (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            request_id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            data TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            UNIQUE (session_id, seq)
+        )""",
+        # A message for a session that does not exist yet creates it (sessions are created on
+        # first use); the counters stay right without a second statement per append.
+        """CREATE TRIGGER messages_create_session BEFORE INSERT ON messages BEGIN
+            INSERT OR IGNORE INTO sessions(id, title, created_at, updated_at)
+            VALUES (NEW.session_id, NULL, NEW.created_at, NEW.created_at);
+        END""",
+        """CREATE TRIGGER messages_count AFTER INSERT ON messages BEGIN
+            UPDATE sessions SET updated_at = NEW.created_at, message_count = message_count + 1
+            WHERE id = NEW.session_id;
+        END""",
+    ),
+)
+SCHEMA_VERSION: Final = len(MIGRATIONS)
+
+_INSERT: Final = """
+    INSERT INTO messages(session_id, seq, request_id, kind, data, created_at)
+    VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?), ?, ?, ?, ?)
+    RETURNING seq
+"""
+
+T = TypeVar("T")
+
+
+def translate_sqlite_error(err: BaseException, path: str) -> StorageError | None:
+    """The person-facing error for an SQLite environment failure, or ``None`` for a bug."""
+    if not isinstance(err, sqlite3.Error):
+        return None
+    name = getattr(err, "sqlite_errorname", "") or ""
+    text = str(err).lower()
+    where = f"the conversation database {path}"
+    if name.startswith("SQLITE_FULL") or "database or disk is full" in text:
+        return StorageFullError(
+            f"The disk holding {where} is full, so the last change was not saved. "
+            "Free some disk space and try again; everything saved before is intact."
+        )
+    if name.startswith("SQLITE_READONLY") or "readonly database" in text:
+        return StorageReadOnlyError(
+            f"Cannot write to {where}: the file or its folder is read-only. "
+            "Check its permissions (or choose another data folder) and try again."
+        )
+    if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or "malformed" in text or (
+        "not a database" in text
+    ):
+        return StorageCorruptError(
+            f"{where[0].upper()}{where[1:]} is damaged or is not a Continuum database. "
+            "It was left untouched: move it aside (or restore a backup) and start again."
+        )
+    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "database is locked" in text:
+        return StorageBusyError(
+            f"{where[0].upper()}{where[1:]} stayed locked by another program. "
+            "Close other copies of Continuum using this data folder and try again."
+        )
+    if name.startswith("SQLITE_CANTOPEN") or "unable to open" in text:
+        return StorageReadOnlyError(
+            f"Cannot open {where}. Check that its folder exists and can be written."
+        )
+    if name.startswith("SQLITE_IOERR") or "disk i/o error" in text:
+        return StorageError(
+            f"A disk error occurred while using {where}, so the last change may not be saved. "
+            "Check the disk, then try again; everything saved before is intact."
+        )
+    return None
+
+
+class SQLiteSessionStore:
+    """Sessions and their messages in one SQLite file (see the module docstring)."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        synchronous: Literal["full", "normal"] = "full",
+        busy_timeout: float = 5.0,
+    ) -> None:
+        self._path = os.fspath(path)
+        self._memory = self._path == ":memory:" or self._path.startswith("file::memory:")
+        self._synchronous = synchronous
+        self._busy_timeout_ms = int(busy_timeout * 1000)
+        self._conn: aiosqlite.Connection | None = None
+        self._open_lock = asyncio.Lock()
+        self._write_lock = asyncio.Lock()
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"SQLiteSessionStore({self._path!r})"
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    @property
+    def lock_key(self) -> str:
+        if self._memory:
+            return f"sqlite-memory:{id(self)}"
+        return f"sqlite:{os.path.realpath(self._path)}"
+
+    # --- opening ------------------------------------------------------------------------------
+
+    async def open(self) -> None:
+        """Open (and if needed create or migrate) the database. Called on first use."""
+        await self._connection()
+
+    async def _connection(self) -> aiosqlite.Connection:
+        if self._conn is not None:
+            return self._conn
+        if self._closed:
+            raise StorageError(f"The conversation database {self._path} was already closed.")
+        async with self._open_lock:
+            if self._conn is None:
+                self._conn = await self._open()
+            return self._conn
+
+    async def _open(self) -> aiosqlite.Connection:
+        if not self._memory:
+            parent = Path(self._path).parent
+            if not parent.is_dir():
+                raise StorageReadOnlyError(
+                    f"Cannot open the conversation database {self._path}: the folder {parent} "
+                    "does not exist. Create it or choose another data folder."
+                )
+        try:
+            conn = await aiosqlite.connect(self._path, isolation_level=None)
+        except sqlite3.Error as err:
+            raise self._translate(err) from err
+        try:
+            await self._check_and_prepare(conn)
+        except BaseException:
+            await conn.close()
+            raise
+        return conn
+
+    async def _check_and_prepare(self, conn: aiosqlite.Connection) -> None:
+        try:
+            # Read-only checks first: nothing may be written to a file we will refuse.
+            version = await _scalar(conn, "PRAGMA user_version")
+            app_id = await _scalar(conn, "PRAGMA application_id")
+            tables = await _scalar(conn, "SELECT count(*) FROM sqlite_master")
+        except sqlite3.Error as err:
+            raise self._translate(err) from err
+        if app_id not in (0, APPLICATION_ID) or (version == 0 and app_id == 0 and tables):
+            raise StorageCorruptError(
+                f"{self._path} is an SQLite database of another program, not Continuum's. "
+                "It was left untouched; choose another file or data folder."
+            )
+        if version > SCHEMA_VERSION:
+            raise StorageVersionError(
+                f"The conversation database {self._path} was written by a newer version of "
+                f"Continuum (schema {version}; this version knows up to {SCHEMA_VERSION}). "
+                "It was left untouched: update Continuum to open it."
+            )
+        try:
+            if not self._memory:
+                await conn.execute("PRAGMA journal_mode=WAL")
+            await conn.execute(f"PRAGMA synchronous={self._synchronous.upper()}")
+            await conn.execute("PRAGMA foreign_keys=ON")
+            await conn.execute(f"PRAGMA busy_timeout={self._busy_timeout_ms}")
+            if version < SCHEMA_VERSION:
+                await self._migrate(conn)
+        except sqlite3.Error as err:
+            raise self._translate(err) from err
+
+    async def _migrate(self, conn: aiosqlite.Connection) -> None:
+        await conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Another process may have migrated between our check and the write lock.
+            version = await _scalar(conn, "PRAGMA user_version")
+            if version > SCHEMA_VERSION:
+                raise StorageVersionError(
+                    f"The conversation database {self._path} was upgraded by a newer Continuum "
+                    "while opening it; update Continuum to open it."
+                )
+            for step in range(version, SCHEMA_VERSION):
+                for statement in MIGRATIONS[step]:
+                    await conn.execute(statement)
+            await conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
+            await conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            await conn.execute("COMMIT")
+        except BaseException:
+            await conn.execute("ROLLBACK")
+            raise
+
+    def _translate(self, err: sqlite3.Error) -> Exception:
+        return translate_sqlite_error(err, self._path) or err
+
+    # --- running statements -------------------------------------------------------------------
+
+    async def _read(self, fn: Callable[[aiosqlite.Connection], Awaitable[T]]) -> T:
+        conn = await self._connection()
+        try:
+            return await fn(conn)
+        except sqlite3.Error as err:
+            raise self._translate(err) from err
+
+    async def _write(self, fn: Callable[[aiosqlite.Connection], Awaitable[T]]) -> T:
+        """Run ``fn`` as one write, to completion even if the caller is cancelled."""
+
+        async def run() -> T:
+            conn = await self._connection()
+            async with self._write_lock:
+                try:
+                    return await fn(conn)
+                except sqlite3.Error as err:
+                    raise self._translate(err) from err
+
+        return await asyncio.shield(asyncio.ensure_future(run()))
+
+    # --- the store API ------------------------------------------------------------------------
+
+    async def create_session(
+        self, session_id: str | None = None, title: str | None = None
+    ) -> SessionInfo:
+        session_id = session_id or new_session_id()
+        now = time.time()
+
+        async def op(conn: aiosqlite.Connection) -> None:
+            await conn.execute(
+                "INSERT OR IGNORE INTO sessions(id, title, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?)",
+                (session_id, title, now, now),
+            )
+
+        await self._write(op)
+        info = await self.get_session(session_id)
+        assert info is not None
+        return info
+
+    async def get_session(self, session_id: str) -> SessionInfo | None:
+        async def op(conn: aiosqlite.Connection) -> SessionInfo | None:
+            async with conn.execute(
+                "SELECT id, title, created_at, updated_at, message_count FROM sessions "
+                "WHERE id = ?",
+                (session_id,),
+            ) as cursor:
+                row = await cursor.fetchone()
+            return None if row is None else SessionInfo(*row)
+
+        return await self._read(op)
+
+    async def append(self, session_id: str, request_id: str, message: Message) -> int:
+        """Commit one message at the end of the session; returns its sequence number."""
+        data = message_to_json(message)
+        kind = _kind(message)
+        now = time.time()
+
+        async def op(conn: aiosqlite.Connection) -> int:
+            async with conn.execute(
+                _INSERT, (session_id, session_id, request_id, kind, data, now)
+            ) as cursor:
+                row = await cursor.fetchone()
+            assert row is not None
+            return int(row[0])
+
+        return await self._write(op)
+
+    async def append_many(
+        self, session_id: str, request_id: str, messages: Sequence[Message]
+    ) -> list[int]:
+        """Commit several messages in one transaction: all of them are saved, or none."""
+        if not messages:
+            return []
+        rows = [(message_to_json(m), m) for m in messages]
+        now = time.time()
+
+        async def op(conn: aiosqlite.Connection) -> list[int]:
+            await conn.execute("BEGIN IMMEDIATE")
+            try:
+                first = await _scalar(
+                    conn,
+                    "SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?",
+                    (session_id,),
+                )
+                seqs = list(range(first, first + len(rows)))
+                await conn.executemany(
+                    "INSERT INTO messages(session_id, seq, request_id, kind, data, created_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    [
+                        (session_id, seq, request_id, _kind(m), data, now)
+                        for seq, (data, m) in zip(seqs, rows, strict=True)
+                    ],
+                )
+                await conn.execute("COMMIT")
+            except BaseException:
+                await conn.execute("ROLLBACK")
+                raise
+            return seqs
+
+        return await self._write(op)
+
+    async def load(self, session_id: str) -> list[Message]:
+        return [r.message for r in await self.load_records(session_id)]
+
+    async def load_records(
+        self, session_id: str, *, after_seq: int = 0, limit: int | None = None
+    ) -> list[StoredMessage]:
+        async def op(conn: aiosqlite.Connection) -> list[StoredMessage]:
+            async with conn.execute(
+                "SELECT seq, request_id, data, created_at FROM messages "
+                "WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+                (session_id, after_seq, -1 if limit is None else limit),
+            ) as cursor:
+                rows = await cursor.fetchall()
+            return [
+                StoredMessage(seq, request_id, self._decode(seq, data), created)
+                for seq, request_id, data, created in rows
+            ]
+
+        return await self._read(op)
+
+    async def tail(self, session_id: str, n: int) -> list[Message]:
+        """The last ``n`` messages, oldest first. Reads only those rows (index, descending)."""
+        if n <= 0:
+            return []
+
+        async def op(conn: aiosqlite.Connection) -> list[Message]:
+            async with conn.execute(
+                "SELECT seq, data FROM messages WHERE session_id = ? ORDER BY seq DESC LIMIT ?",
+                (session_id, n),
+            ) as cursor:
+                rows = await cursor.fetchall()
+            return [self._decode(seq, data) for seq, data in reversed(list(rows))]
+
+        return await self._read(op)
+
+    async def list_sessions(self) -> list[SessionInfo]:
+        """All sessions, most recently updated first."""
+
+        async def op(conn: aiosqlite.Connection) -> list[SessionInfo]:
+            async with conn.execute(
+                "SELECT id, title, created_at, updated_at, message_count FROM sessions "
+                "ORDER BY updated_at DESC, id"
+            ) as cursor:
+                rows = await cursor.fetchall()
+            return [SessionInfo(*row) for row in rows]
+
+        return await self._read(op)
+
+    async def rename_session(self, session_id: str, title: str | None) -> None:
+        async def op(conn: aiosqlite.Connection) -> None:
+            await conn.execute("UPDATE sessions SET title = ? WHERE id = ?", (title, session_id))
+
+        await self._write(op)
+
+    async def delete_session(self, session_id: str) -> bool:
+        """Delete a session and all its messages; returns whether it existed."""
+
+        async def op(conn: aiosqlite.Connection) -> bool:
+            cursor = await conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+            return cursor.rowcount > 0
+
+        return await self._write(op)
+
+    async def integrity_check(self) -> list[str]:
+        """SQLite's ``PRAGMA integrity_check`` result lines (``["ok"]`` when healthy)."""
+
+        async def op(conn: aiosqlite.Connection) -> list[str]:
+            async with conn.execute("PRAGMA integrity_check") as cursor:
+                return [str(row[0]) for row in await cursor.fetchall()]
+
+        return await self._read(op)
+
+    async def close(self) -> None:
+        """Close the connection (bounded: a stuck disk cannot hang the app's exit)."""
+        self._closed = True
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            async with self._write_lock:
+                await asyncio.wait_for(conn.close(), timeout=10)
+
+    def _decode(self, seq: int, data: str) -> Message:
+        try:
+            return message_from_json(data)
+        except MessageFormatError as err:
+            raise StorageCorruptError(
+                f"Message {seq} in {self._path} cannot be read: {err}."
+            ) from err
+
+
+def _kind(message: Message) -> str:
+    return type(message).__name__.removesuffix("Message").lower()
+
+
+async def _scalar(conn: aiosqlite.Connection, sql: str, params: Iterable[Any] = ()) -> int:
+    async with conn.execute(sql, tuple(params)) as cursor:
+        row = await cursor.fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+class SQLiteSessionExtension:
+    """The durable store as an agent extension: ``extensions=[SQLiteSessionExtension(path)]``."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        synchronous: Literal["full", "normal"] = "full",
+    ) -> None:
+        self.storage = SQLiteSessionStore(path, synchronous=synchronous)
+
+    def __repr__(self) -> str:
+        return f"SQLiteSessionExtension({self.storage.path!r})"

@@ -1,0 +1,327 @@
+"""Tools: plain Python functions the model may call.
+
+A sync or async function with type hints and a docstring is a tool: its name, its description
+(the docstring's first paragraph) and a JSON schema of its parameters (from the hints, with
+per-parameter text from a Google-style ``Args:`` section) are derived from it. ``@tool(...)``
+adds options. What the function returns becomes the result; an exception becomes a failed
+result carrying the error text. Sync functions run in a worker thread so they never block the
+event loop (and the UI on it).
+
+The runtime runs each call at most once, ever: resuming never re-runs a call (see
+:mod:`app.resume`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import inspect
+import json
+import re
+import types
+import typing
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar, overload
+
+from .messages import ToolCall
+from .model import ToolSpec
+
+__all__ = [
+    "FunctionTool",
+    "ToolArgumentError",
+    "ToolResult",
+    "as_tool",
+    "tool",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class ToolArgumentError(ValueError):
+    """The model's arguments do not fit the tool's parameters."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What one call produced: content for the model, and whether it succeeded."""
+
+    content: str
+    success: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionTool:
+    """A callable exposed to the model."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    function: Callable[..., Any]
+    side_effects: bool = False
+    timeout: float | None = None
+    _signature: inspect.Signature = field(repr=False, compare=False, default=None)  # type: ignore[assignment]
+
+    @property
+    def spec(self) -> ToolSpec:
+        return ToolSpec(self.name, self.description, self.parameters)
+
+    async def invoke(self, call: ToolCall) -> ToolResult:
+        """Run the function for ``call``; failures become failed results, cancellation does not."""
+        try:
+            kwargs = self._bind(call.arguments_dict())
+        except ToolArgumentError as err:
+            return ToolResult(f"Invalid arguments for {self.name}: {err}", success=False)
+        try:
+            if inspect.iscoroutinefunction(self.function):
+                coro: Awaitable[Any] = self.function(**kwargs)
+            else:
+                coro = asyncio.to_thread(self.function, **kwargs)
+            value = await (asyncio.wait_for(coro, self.timeout) if self.timeout else coro)
+            if inspect.isawaitable(value):  # a sync function that returned a coroutine
+                value = await value
+        except TimeoutError:
+            return ToolResult(
+                f"{self.name} did not finish within {self.timeout:g} seconds and was stopped.",
+                success=False,
+            )
+        except Exception as err:  # the tool's own failure is information for the model
+            return ToolResult(f"{type(err).__name__}: {err}", success=False)
+        return ToolResult(_to_content(value))
+
+    def _bind(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        signature = self._signature or inspect.signature(self.function)
+        properties: Mapping[str, Any] = self.parameters.get("properties", {})
+        unknown = sorted(set(arguments) - set(properties))
+        if unknown and not any(
+            p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values()
+        ):
+            raise ToolArgumentError(f"unexpected argument(s) {', '.join(unknown)}")
+        missing = [n for n in self.parameters.get("required", ()) if n not in arguments]
+        if missing:
+            raise ToolArgumentError(f"missing required argument(s) {', '.join(missing)}")
+        for name, value in arguments.items():
+            schema = properties.get(name)
+            if schema is not None and not _matches(value, schema):
+                raise ToolArgumentError(
+                    f"argument {name!r} should be {_describe(schema)}, got {json.dumps(value)[:80]}"
+                )
+        return arguments
+
+
+def _to_content(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+# --- schema from a signature -----------------------------------------------------------------
+
+_ARGS_HEADER = re.compile(r"^\s*(Args|Arguments|Parameters)\s*:\s*$", re.IGNORECASE)
+_ARG_LINE = re.compile(r"^\s*(\*{0,2}\w+)\s*(\([^)]*\))?\s*:\s*(.*)$")
+
+
+def _parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
+    """The description (first paragraph) and per-argument text of a Google-style docstring."""
+    if not doc:
+        return "", {}
+    lines = inspect.cleandoc(doc).splitlines()
+    description: list[str] = []
+    for line in lines:
+        if not line.strip() or _ARGS_HEADER.match(line):
+            break
+        description.append(line.strip())
+    params: dict[str, str] = {}
+    in_args = False
+    current: str | None = None
+    indent = 0
+    for line in lines:
+        if _ARGS_HEADER.match(line):
+            in_args, current = True, None
+            continue
+        if not in_args:
+            continue
+        if not line.strip():
+            current = None
+            continue
+        this_indent = len(line) - len(line.lstrip())
+        match = _ARG_LINE.match(line)
+        if match and (current is None or this_indent <= indent):
+            current = match.group(1).lstrip("*")
+            indent = this_indent
+            params[current] = match.group(3).strip()
+        elif current is not None and this_indent > indent:
+            params[current] = f"{params[current]} {line.strip()}".strip()
+        elif re.match(r"^\s*\w+\s*:\s*$", line):  # the next section (Returns:, Raises:)
+            in_args = False
+    return " ".join(description), params
+
+
+def _schema_for(annotation: Any) -> dict[str, Any]:
+    if annotation is inspect.Parameter.empty or annotation is Any:
+        return {}
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is typing.Annotated:
+        schema = _schema_for(args[0])
+        extra = [a for a in args[1:] if isinstance(a, str)]
+        if extra:
+            schema["description"] = extra[0]
+        return schema
+    if origin in (typing.Union, types.UnionType):
+        options = [a for a in args if a is not type(None)]
+        if len(options) == 1:
+            return _schema_for(options[0])
+        return {"anyOf": [_schema_for(a) for a in options]}
+    if origin is Literal:
+        return {"enum": list(args)}
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return {"enum": [m.value for m in annotation]}
+    if annotation is str:
+        return {"type": "string"}
+    if annotation is bool:
+        return {"type": "boolean"}
+    if annotation is int:
+        return {"type": "integer"}
+    if annotation is float:
+        return {"type": "number"}
+    if annotation in (list, tuple, set, frozenset) or origin in (list, tuple, set, frozenset,
+                                                                 Sequence):
+        array: dict[str, Any] = {"type": "array"}
+        if args and args[-1] is not Ellipsis:
+            array["items"] = _schema_for(args[0])
+        return array
+    if annotation is dict or origin in (dict, Mapping):
+        return {"type": "object"}
+    raise TypeError(f"cannot describe parameter type {annotation!r} to a model")
+
+
+def _matches(value: Any, schema: Mapping[str, Any]) -> bool:
+    if "anyOf" in schema:
+        return any(_matches(value, s) for s in schema["anyOf"])
+    if "enum" in schema:
+        return value in schema["enum"]
+    kind = schema.get("type")
+    if kind is None:
+        return True
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "number":
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if kind == "array":
+        items = schema.get("items")
+        return isinstance(value, list) and (items is None or all(_matches(v, items) for v in value))
+    if kind == "object":
+        return isinstance(value, dict)
+    return True
+
+
+def _describe(schema: Mapping[str, Any]) -> str:
+    if "enum" in schema:
+        return "one of " + ", ".join(json.dumps(v) for v in schema["enum"])
+    if "anyOf" in schema:
+        return " or ".join(_describe(s) for s in schema["anyOf"])
+    return {"string": "a string", "boolean": "true or false", "integer": "an integer",
+            "number": "a number", "array": "a list", "object": "an object"}.get(
+        str(schema.get("type")), "a value")
+
+
+def as_tool(
+    function: Callable[..., Any] | FunctionTool,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    side_effects: bool = False,
+    timeout: float | None = None,
+) -> FunctionTool:
+    """Turn a function into a :class:`FunctionTool` (a tool passes through unchanged)."""
+    if isinstance(function, FunctionTool):
+        return function
+    existing = getattr(function, "__continuum_tool__", None)
+    if isinstance(existing, FunctionTool):
+        return existing
+    signature = inspect.signature(function)
+    hints = typing.get_type_hints(function, include_extras=True)
+    summary, arg_docs = _parse_docstring(function.__doc__)
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for param in signature.parameters.values():
+        if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+            continue
+        if param.kind is inspect.Parameter.POSITIONAL_ONLY:
+            raise TypeError(f"tool {function.__name__}: positional-only parameters cannot be named")
+        schema = _schema_for(hints.get(param.name, inspect.Parameter.empty))
+        if param.name in arg_docs and "description" not in schema:
+            schema["description"] = arg_docs[param.name]
+        if param.default is inspect.Parameter.empty:
+            required.append(param.name)
+        elif isinstance(param.default, str | int | float | bool) or param.default is None:
+            schema["default"] = param.default
+        properties[param.name] = schema
+    parameters: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        parameters["required"] = required
+    tool_name = name or function.__name__
+    if not re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", tool_name):
+        raise ValueError(
+            f"tool name {tool_name!r} must be 1-64 letters, digits, '_' or '-' "
+            "(providers require it)"
+        )
+    return FunctionTool(
+        name=tool_name,
+        description=description or summary or tool_name.replace("_", " "),
+        parameters=parameters,
+        function=function,
+        side_effects=side_effects,
+        timeout=timeout,
+        _signature=signature,
+    )
+
+
+@overload
+def tool(function: F, /) -> F: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    side_effects: bool = False,
+    timeout: float | None = None,
+) -> Callable[[F], F]: ...
+
+
+def tool(
+    function: Any = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    side_effects: bool = False,
+    timeout: float | None = None,
+) -> Any:
+    """Mark a function as a tool with options; the function stays callable as before.
+
+    ``side_effects=True`` means the tool changes something outside the conversation; the app
+    asks the person before running it. ``timeout`` (seconds) bounds an async tool.
+    """
+
+    def decorate(fn: F) -> F:
+        fn.__continuum_tool__ = as_tool(  # type: ignore[attr-defined]
+            fn, name=name, description=description, side_effects=side_effects, timeout=timeout
+        )
+        return fn
+
+    if function is not None:
+        return decorate(function)
+    return decorate

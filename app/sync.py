@@ -1,16 +1,16 @@
 """``SyncAgent``: the agent for blocking code (scripts, notebooks without a loop, threads).
 
 It owns one event loop running in a background thread; every call hands a coroutine to that
-loop and blocks for its result. ``stream`` returns a plain iterator of events. Leaving a
+loop and blocks for its result. ``stream`` returns a plain iterator of events that advances
+the request only as events are consumed. Leaving a
 ``stream`` loop early, or an exception in it, cancels the request the same way Stop does.
 """
 
 from __future__ import annotations
 
 import asyncio
-import queue
 import threading
-from collections.abc import Callable, Coroutine, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
 from typing import Any, TypeVar
 
 from .agent import Agent, AgentRunConfig, ToolApprover
@@ -23,7 +23,6 @@ from .tools import FunctionTool
 __all__ = ["SyncAgent"]
 
 T = TypeVar("T")
-_DONE = object()
 
 
 class SyncAgent:
@@ -88,32 +87,27 @@ class SyncAgent:
     def stream_resume(self, *, model: Model | None = None) -> Iterator[AgentEvent]:
         return self._iterate(lambda: self.agent.stream_resume(model=model))
 
-    def _iterate(self, make: Callable[[], Any]) -> Iterator[AgentEvent]:
-        items: queue.Queue[Any] = queue.Queue()
-
-        async def pump() -> None:
-            try:
-                async for event in make():
-                    items.put(event)
-            except BaseException as err:  # handed to the consuming thread
-                items.put(err)
-            finally:
-                items.put(_DONE)
-
-        future = asyncio.run_coroutine_threadsafe(pump(), self._loop)
+    def _iterate(self, make: Callable[[], AsyncIterator[AgentEvent]]) -> Iterator[AgentEvent]:
+        # Pull one event per step, so the request advances only as fast as it is consumed and
+        # leaving the loop early closes it at that point (like Stop: nothing half-saved).
+        events = make()
+        finished = False
         try:
             while True:
-                item = items.get()
-                if item is _DONE:
-                    break
-                if isinstance(item, BaseException):
-                    raise item
-                yield item
+                try:
+                    event = self._call(_next(events))
+                except StopAsyncIteration:
+                    finished = True
+                    return
+                except BaseException:
+                    finished = True
+                    raise
+                yield event
         finally:
-            if not future.done():
-                future.cancel()  # the consumer left early: stop the request like Stop does
-                while items.get() is not _DONE:
-                    pass
+            if not finished:
+                close = getattr(events, "aclose", None)
+                if close is not None:
+                    self._call(close())
 
     def close(self) -> None:
         """Close the store and stop the loop thread."""
@@ -128,3 +122,7 @@ class SyncAgent:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
         self._loop.close()
+
+
+async def _next(events: AsyncIterator[AgentEvent]) -> AgentEvent:
+    return await events.__anext__()

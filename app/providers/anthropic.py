@@ -208,8 +208,7 @@ class AnthropicStreamParser:
             )
         if self._stop is None:
             raise ProviderStreamError(
-                "Anthropic ended the answer without a stop reason; it may be incomplete. "
-                "Try again."
+                "Anthropic ended the answer without a stop reason; it may be incomplete. Try again."
             )
         # Blocks still open here were cut (e.g. by max_tokens); their calls are dropped.
         self._tools.clear()

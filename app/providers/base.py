@@ -207,7 +207,7 @@ def _is_context_overflow(message: str, kind: str | None, code: str | None) -> bo
 
 
 def _clip(text: str) -> str:
-    text = " ".join(text.split())
+    text = " ".join(text.split()).rstrip(" .")
     if len(text) > MAX_PROVIDER_MESSAGE:
         text = text[: MAX_PROVIDER_MESSAGE - 1] + "…"
     return text

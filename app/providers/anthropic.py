@@ -21,7 +21,7 @@ A tool_use block whose input is not a JSON object raises ``ProviderStreamError``
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -261,7 +261,7 @@ class AnthropicModel(HTTPModel):
             body["tools"] = anthropic_tools(request.tools)
         return body
 
-    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+    def stream(self, request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
         parser = AnthropicStreamParser(model=self.model, secrets=self._secrets())
         return self._stream_events(
             f"{self.base_url}/v1/messages", self.request_body(request), parser

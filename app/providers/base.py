@@ -21,7 +21,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, Final, Protocol
 
@@ -40,7 +40,7 @@ from ..errors import (
     ProviderStreamError,
     ProviderTimeoutError,
 )
-from ..model import ModelEvent
+from ..model import ModelEvent, ModelRequest
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
@@ -227,8 +227,7 @@ def error_from_response(
     content_type = _header(headers, "content-type") or ""
     retryable = should_retry(status, headers)
     retry_after = parse_retry_after(headers)
-    kind: str | None = None
-    code: str | None = None
+    message, kind, code = "", None, None
     if _looks_like_html(body, content_type):
         title = _html_summary(body)
         detail = (
@@ -257,7 +256,7 @@ def error_from_response(
             **common,
         )
     if status in (400, 413, 422):
-        if _is_context_overflow(detail, kind, code):
+        if _is_context_overflow(message, kind, code):
             return ProviderContextLengthError(
                 f"{where}: the conversation no longer fits model {model!r}'s context window "
                 f"({detail}). Start a new conversation or shorten this one.",
@@ -349,7 +348,7 @@ class StreamParser(Protocol):
 
 async def events_from_response(
     response: httpx.Response, parser: StreamParser
-) -> AsyncIterator[ModelEvent]:
+) -> AsyncGenerator[ModelEvent, None]:
     """Model events parsed from an SSE ``response`` (live, or built from a recorded file).
 
     Ends at the provider's end marker; a body that ends before it raises
@@ -375,6 +374,26 @@ def _timeout(value: float | httpx.Timeout) -> httpx.Timeout:
     if isinstance(value, httpx.Timeout):
         return value
     return httpx.Timeout(value, connect=min(value, DEFAULT_CONNECT_TIMEOUT))
+
+
+class Secret:
+    """A string that never shows itself in ``repr``/``str`` (so dumps of objects stay clean)."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('***')"
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> Any:
+        raise TypeError("an API key is not pickled")
 
 
 class HTTPModel:
@@ -407,7 +426,7 @@ class HTTPModel:
         self.base_url = base_url
         self.model = model
         self.name = model
-        self.__api_key = api_key or None
+        self.__api_key = Secret(api_key) if api_key else None
         self._timeout = _timeout(timeout)
         self._extra_headers = dict(headers or {})
         self._client: httpx.AsyncClient | None = None
@@ -422,21 +441,21 @@ class HTTPModel:
         return self.__api_key is not None
 
     def _api_key(self) -> str | None:
-        return self.__api_key
+        return self.__api_key.reveal() if self.__api_key is not None else None
 
     def _auth_headers(self) -> dict[str, str]:
         """Headers that carry the key (overridden per provider)."""
         return {}
 
     def _secrets(self) -> tuple[str | None, ...]:
-        return (self.__api_key,)
+        return (self._api_key(),)
 
     def _http(self) -> httpx.AsyncClient:
         loop = asyncio.get_running_loop()
         if self._client is None or self._client_loop is not loop or self._client.is_closed:
             self._client = httpx.AsyncClient(
                 timeout=self._timeout,
-                headers={**self._extra_headers, **self._auth_headers()},
+                headers=self._extra_headers,
                 follow_redirects=False,
             )
             self._client_loop = loop
@@ -523,7 +542,9 @@ class HTTPModel:
         Every httpx exception raised while the body is read inside the ``async with`` is
         converted here too, so a connection reset mid-stream becomes ``ProviderConnectionError``.
         """
-        headers = {"accept": "text/event-stream"} if sse else {"accept": "application/json"}
+        headers = {"accept": "text/event-stream" if sse else "application/json"}
+        # The key goes on each request, not into the long-lived client's default headers.
+        headers.update(self._auth_headers())
         client = self._http()
         try:
             async with client.stream(
@@ -539,26 +560,41 @@ class HTTPModel:
                         status_code=response.status_code,
                     )
                 if sse:
-                    self._check_event_stream(response, url)
+                    await self._check_event_stream(response, url)
                 yield response
         except httpx.HTTPError as err:
             raise self._transport_error(err, url) from err
 
-    def _check_event_stream(self, response: httpx.Response, url: str) -> None:
+    async def _check_event_stream(self, response: httpx.Response, url: str) -> None:
         content_type = response.headers.get("content-type", "")
         if "text/event-stream" in content_type:
             return
+        if "json" in content_type:
+            # Some gateways answer errors with HTTP 200 and a JSON body.
+            try:
+                data = json.loads(await self._read_error_body(response))
+            except (json.JSONDecodeError, RecursionError):
+                data = None
+            if isinstance(data, Mapping) and data.get("error") is not None:
+                raise error_from_event(
+                    data, provider=self.provider, model=self.model, secrets=self._secrets()
+                )
         what = "an HTML page" if "html" in content_type else f"{content_type or 'no type'!r}"
         raise ProviderStreamError(
             f"{self.provider} at {url} answered with {what} instead of a stream of events. "
-            "Check the base URL (OpenAI-compatible servers usually end in /v1).",
+            "Check the base URL (OpenAI-compatible servers usually end in /v1) and that the "
+            "server supports streaming.",
             status_code=response.status_code,
             retryable=False,
         )
 
+    def stream(self, request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
+        """One model step as events (see :mod:`app.model`); implemented per provider."""
+        raise NotImplementedError
+
     async def _stream_events(
         self, url: str, body: Mapping[str, Any], parser: StreamParser
-    ) -> AsyncIterator[ModelEvent]:
+    ) -> AsyncGenerator[ModelEvent, None]:
         async with self._exchange("POST", url, json_body=body, sse=True) as response:
             async for event in events_from_response(response, parser):
                 yield event

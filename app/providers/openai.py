@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -257,7 +257,7 @@ class OpenAICompatibleModel(HTTPModel):
             body[self.max_tokens_field] = request.max_output_tokens
         return body
 
-    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+    def stream(self, request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
         parser = OpenAIStreamParser(model=self.model, secrets=self._secrets())
         return self._stream_events(
             f"{self.base_url}/chat/completions", self.request_body(request), parser

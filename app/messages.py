@@ -99,6 +99,10 @@ class ToolCall:
     def __hash__(self) -> int:
         return hash((self.id, self.name, json.dumps(_thaw(self.arguments), sort_keys=True)))
 
+    def __reduce__(self) -> tuple[type[ToolCall], tuple[str, str, dict[str, Any]]]:
+        # The read-only mapping cannot be pickled or deep-copied itself; rebuild from plain data.
+        return (type(self), (self.id, self.name, self.arguments_dict()))
+
     def arguments_dict(self) -> dict[str, Any]:
         """A fresh, mutable copy of the arguments (what a tool function receives)."""
         result: dict[str, Any] = _thaw(self.arguments)
@@ -215,7 +219,9 @@ def message_from_dict(data: Mapping[str, Any]) -> Message:
     if not isinstance(data, Mapping):
         raise MessageFormatError(f"a message must be a JSON object, got {type(data).__name__}")
     version = data.get("v", MESSAGE_SCHEMA_VERSION)
-    if not isinstance(version, int) or version > MESSAGE_SCHEMA_VERSION:
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise MessageFormatError(f"message field 'v' must be an integer, got {version!r:.80}")
+    if version > MESSAGE_SCHEMA_VERSION:
         raise MessageFormatError(
             f"this message was written by a newer Continuum (message schema {version!r}, "
             f"this version reads up to {MESSAGE_SCHEMA_VERSION}); update Continuum to read it"

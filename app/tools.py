@@ -61,6 +61,8 @@ class FunctionTool:
     side_effects: bool = False
     timeout: float | None = None
     _signature: inspect.Signature = field(repr=False, compare=False, default=None)  # type: ignore[assignment]
+    # Parameters annotated with an Enum: the model sends the value, the function gets the member.
+    _enums: Mapping[str, type[enum.Enum]] = field(repr=False, compare=False, default_factory=dict)
 
     @property
     def spec(self) -> ToolSpec:
@@ -72,15 +74,21 @@ class FunctionTool:
             kwargs = self._bind(call.arguments_dict())
         except ToolArgumentError as err:
             return ToolResult(f"Invalid arguments for {self.name}: {err}", success=False)
+        # asyncio.timeout, not wait_for: a TimeoutError the tool raises itself (a socket timeout)
+        # is the tool's failure, and only an expired deadline of ours means "took too long".
+        deadline = asyncio.timeout(self.timeout)
         try:
-            if inspect.iscoroutinefunction(self.function):
-                coro: Awaitable[Any] = self.function(**kwargs)
-            else:
-                coro = asyncio.to_thread(self.function, **kwargs)
-            value = await (asyncio.wait_for(coro, self.timeout) if self.timeout else coro)
-            if inspect.isawaitable(value):  # a sync function that returned a coroutine
-                value = await value
-        except TimeoutError:
+            async with deadline:
+                if inspect.iscoroutinefunction(self.function):
+                    coro: Awaitable[Any] = self.function(**kwargs)
+                else:
+                    coro = asyncio.to_thread(self.function, **kwargs)
+                value = await coro
+                if inspect.isawaitable(value):  # a sync function that returned a coroutine
+                    value = await value
+        except TimeoutError as err:
+            if not deadline.expired():
+                return ToolResult(f"{type(err).__name__}: {err}", success=False)
             return ToolResult(
                 f"{self.name} did not finish within {self.timeout:g} seconds and was stopped.",
                 success=False,
@@ -106,6 +114,9 @@ class FunctionTool:
                 raise ToolArgumentError(
                     f"argument {name!r} should be {_describe(schema)}, got {json.dumps(value)[:80]}"
                 )
+        for name, enum_type in self._enums.items():
+            if arguments.get(name) is not None:
+                arguments[name] = enum_type(arguments[name])
         return arguments
 
 
@@ -174,10 +185,11 @@ def _schema_for(annotation: Any) -> dict[str, Any]:
             schema["description"] = extra[0]
         return schema
     if origin in (typing.Union, types.UnionType):
-        options = [a for a in args if a is not type(None)]
-        if len(options) == 1:
-            return _schema_for(options[0])
-        return {"anyOf": [_schema_for(a) for a in options]}
+        # Optional[X] says None is a valid value: the model may send null for it.
+        schemas = [_schema_for(a) for a in args if a is not type(None)]
+        if type(None) in args:
+            schemas.append({"type": "null"})
+        return schemas[0] if len(schemas) == 1 else {"anyOf": schemas}
     if origin is Literal:
         return {"enum": list(args)}
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
@@ -201,6 +213,20 @@ def _schema_for(annotation: Any) -> dict[str, Any]:
     raise TypeError(f"cannot describe parameter type {annotation!r} to a model")
 
 
+def _enum_in(annotation: Any) -> type[enum.Enum] | None:
+    """The Enum a parameter takes (directly, ``Optional``, or ``Annotated``), if any."""
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is typing.Annotated:
+        return _enum_in(args[0])
+    if origin in (typing.Union, types.UnionType):
+        options = [a for a in args if a is not type(None)]
+        return _enum_in(options[0]) if len(options) == 1 else None
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return annotation
+    return None
+
+
 def _matches(value: Any, schema: Mapping[str, Any]) -> bool:
     if "anyOf" in schema:
         return any(_matches(value, s) for s in schema["anyOf"])
@@ -222,6 +248,8 @@ def _matches(value: Any, schema: Mapping[str, Any]) -> bool:
         return isinstance(value, list) and (items is None or all(_matches(v, items) for v in value))
     if kind == "object":
         return isinstance(value, dict)
+    if kind == "null":
+        return value is None
     return True
 
 
@@ -231,7 +259,8 @@ def _describe(schema: Mapping[str, Any]) -> str:
     if "anyOf" in schema:
         return " or ".join(_describe(s) for s in schema["anyOf"])
     return {"string": "a string", "boolean": "true or false", "integer": "an integer",
-            "number": "a number", "array": "a list", "object": "an object"}.get(
+            "number": "a number", "array": "a list", "object": "an object",
+            "null": "null"}.get(
         str(schema.get("type")), "a value")
 
 
@@ -254,12 +283,17 @@ def as_tool(
     summary, arg_docs = _parse_docstring(function.__doc__)
     properties: dict[str, Any] = {}
     required: list[str] = []
+    enums: dict[str, type[enum.Enum]] = {}
     for param in signature.parameters.values():
         if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
             continue
         if param.kind is inspect.Parameter.POSITIONAL_ONLY:
             raise TypeError(f"tool {function.__name__}: positional-only parameters cannot be named")
-        schema = _schema_for(hints.get(param.name, inspect.Parameter.empty))
+        annotation = hints.get(param.name, inspect.Parameter.empty)
+        schema = _schema_for(annotation)
+        enum_type = _enum_in(annotation)
+        if enum_type is not None:
+            enums[param.name] = enum_type
         if param.name in arg_docs and "description" not in schema:
             schema["description"] = arg_docs[param.name]
         if param.default is inspect.Parameter.empty:
@@ -270,7 +304,7 @@ def as_tool(
     parameters: dict[str, Any] = {"type": "object", "properties": properties}
     if required:
         parameters["required"] = required
-    tool_name = name or function.__name__
+    tool_name = function.__name__ if name is None else name
     if not re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", tool_name):
         raise ValueError(
             f"tool name {tool_name!r} must be 1-64 letters, digits, '_' or '-' "
@@ -284,6 +318,7 @@ def as_tool(
         side_effects=side_effects,
         timeout=timeout,
         _signature=signature,
+        _enums=enums,
     )
 
 

@@ -7,6 +7,7 @@ in-memory store serves library users who do not need persistence.
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from collections.abc import Sequence
@@ -20,12 +21,33 @@ __all__ = [
     "SessionInfo",
     "SessionStore",
     "StoredMessage",
+    "increasing_time",
     "new_session_id",
 ]
 
 
 def new_session_id() -> str:
     return uuid.uuid4().hex
+
+
+_clock_lock = threading.Lock()
+_last_time = 0.0
+
+
+def increasing_time() -> float:
+    """``time.time()``, but strictly increasing within this process.
+
+    Sessions are listed newest first by their update time; the wall clock can return the same
+    value twice (it ticks every ~16 ms on Windows) or step back, which would list two sessions
+    updated one after the other in the wrong order.
+    """
+    global _last_time
+    with _clock_lock:
+        now = time.time()
+        if now <= _last_time:
+            now = _last_time + 1e-6
+        _last_time = now
+        return now
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +128,7 @@ class InMemorySessionStore:
         existing = self._sessions.get(session_id)
         if existing is not None:
             return existing
-        now = time.time()
+        now = increasing_time()
         info = SessionInfo(session_id, title, now, now, 0)
         self._sessions[session_id] = info
         self._messages[session_id] = []
@@ -121,9 +143,11 @@ class InMemorySessionStore:
     async def append_many(
         self, session_id: str, request_id: str, messages: Sequence[Message]
     ) -> list[int]:
+        if not messages:  # like the SQLite store: nothing to save creates nothing
+            return []
         info = await self.create_session(session_id)
         rows = self._messages[session_id]
-        now = time.time()
+        now = increasing_time()
         seqs = []
         for message in messages:
             seq = len(rows) + 1

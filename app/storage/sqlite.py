@@ -24,8 +24,8 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
-import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal, TypeVar
 
@@ -45,13 +45,15 @@ from ..messages import (
     message_from_json,
     message_to_json,
 )
-from .base import SessionInfo, StoredMessage, new_session_id
+from .base import SessionInfo, StoredMessage, increasing_time, new_session_id
 
 __all__ = [
     "APPLICATION_ID",
     "SCHEMA_VERSION",
     "SQLiteSessionExtension",
     "SQLiteSessionStore",
+    "SearchHit",
+    "fts_query",
     "translate_sqlite_error",
 ]
 
@@ -90,6 +92,39 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             WHERE id = NEW.session_id;
         END""",
     ),
+    (
+        # The app's records beside the history (see app/storage/journal.py).
+        """CREATE TABLE running_requests (
+            session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+            request_id TEXT NOT NULL,
+            pid INTEGER NOT NULL,
+            started_at REAL NOT NULL
+        )""",
+        """CREATE TABLE drafts (
+            session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+            text TEXT NOT NULL,
+            updated_at REAL NOT NULL
+        )""",
+        """CREATE TABLE stop_records (
+            session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+            kind TEXT NOT NULL,
+            message TEXT NOT NULL,
+            created_at REAL NOT NULL
+        )""",
+        # Full-text search over every message's text; rowid = messages.id.
+        """CREATE VIRTUAL TABLE messages_fts USING fts5(
+            text, tokenize = 'unicode61 remove_diacritics 2'
+        )""",
+        """INSERT INTO messages_fts(rowid, text)
+            SELECT id, COALESCE(json_extract(data, '$.content'), '') FROM messages""",
+        """CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+            INSERT INTO messages_fts(rowid, text)
+            VALUES (NEW.id, COALESCE(json_extract(NEW.data, '$.content'), ''));
+        END""",
+        """CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+            DELETE FROM messages_fts WHERE rowid = OLD.id;
+        END""",
+    ),
 )
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 
@@ -99,7 +134,30 @@ _INSERT: Final = """
     RETURNING seq
 """
 
+# The newest rows of a session through the (session_id, seq) index, read backwards: the cost of
+# a tail does not grow with the length of the session (tests check the query plan of this SQL).
+_TAIL: Final = "SELECT seq, data FROM messages WHERE session_id = ? ORDER BY seq DESC LIMIT ?"
+
 T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """A message matching a search: where it is and a snippet with the match in [brackets]."""
+
+    session_id: str
+    seq: int
+    snippet: str
+
+
+def fts_query(text: str) -> str | None:
+    """The person's words as an FTS5 query: every word must match, the last as a prefix."""
+    words = [w for w in text.replace("\x00", " ").split() if w.strip('"')]
+    if not words:
+        return None
+    quoted = ['"' + w.replace('"', '""') + '"' for w in words]
+    quoted[-1] += "*"
+    return " ".join(quoted)
 
 
 def translate_sqlite_error(err: BaseException, path: str) -> StorageError | None:
@@ -184,12 +242,21 @@ class SQLiteSessionStore:
     async def _connection(self) -> aiosqlite.Connection:
         if self._conn is not None:
             return self._conn
+        async with self._open_lock:
+            self._check_not_closed()
+            if self._conn is None:
+                conn = await self._open()
+                try:  # close() may have run while we were opening: do not leak the connection
+                    self._check_not_closed()
+                except StorageError:
+                    await conn.close()
+                    raise
+                self._conn = conn
+            return self._conn
+
+    def _check_not_closed(self) -> None:
         if self._closed:
             raise StorageError(f"The conversation database {self._path} was already closed.")
-        async with self._open_lock:
-            if self._conn is None:
-                self._conn = await self._open()
-            return self._conn
 
     async def _open(self) -> aiosqlite.Connection:
         if not self._memory:
@@ -218,7 +285,10 @@ class SQLiteSessionStore:
             tables = await _scalar(conn, "SELECT count(*) FROM sqlite_master")
         except sqlite3.Error as err:
             raise self._translate(err) from err
-        if app_id not in (0, APPLICATION_ID) or (version == 0 and app_id == 0 and tables):
+        # Ours carries our application_id (set by the first migration, in the same transaction
+        # as user_version); the only unmarked file we adopt is a brand-new, empty one. Another
+        # program's database may use user_version too, so that alone proves nothing.
+        if app_id != APPLICATION_ID and (app_id != 0 or version != 0 or tables):
             raise StorageCorruptError(
                 f"{self._path} is an SQLite database of another program, not Continuum's. "
                 "It was left untouched; choose another file or data folder."
@@ -257,7 +327,7 @@ class SQLiteSessionStore:
             await conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             await conn.execute("COMMIT")
         except BaseException:
-            await conn.execute("ROLLBACK")
+            await _rollback(conn)
             raise
 
     def _translate(self, err: sqlite3.Error) -> Exception:
@@ -291,7 +361,7 @@ class SQLiteSessionStore:
         self, session_id: str | None = None, title: str | None = None
     ) -> SessionInfo:
         session_id = session_id or new_session_id()
-        now = time.time()
+        now = increasing_time()
 
         async def op(conn: aiosqlite.Connection) -> None:
             await conn.execute(
@@ -321,7 +391,7 @@ class SQLiteSessionStore:
         """Commit one message at the end of the session; returns its sequence number."""
         data = message_to_json(message)
         kind = _kind(message)
-        now = time.time()
+        now = increasing_time()
 
         async def op(conn: aiosqlite.Connection) -> int:
             async with conn.execute(
@@ -340,7 +410,7 @@ class SQLiteSessionStore:
         if not messages:
             return []
         rows = [(message_to_json(m), m) for m in messages]
-        now = time.time()
+        now = increasing_time()
 
         async def op(conn: aiosqlite.Connection) -> list[int]:
             await conn.execute("BEGIN IMMEDIATE")
@@ -361,7 +431,7 @@ class SQLiteSessionStore:
                 )
                 await conn.execute("COMMIT")
             except BaseException:
-                await conn.execute("ROLLBACK")
+                await _rollback(conn)
                 raise
             return seqs
 
@@ -393,10 +463,7 @@ class SQLiteSessionStore:
             return []
 
         async def op(conn: aiosqlite.Connection) -> list[Message]:
-            async with conn.execute(
-                "SELECT seq, data FROM messages WHERE session_id = ? ORDER BY seq DESC LIMIT ?",
-                (session_id, n),
-            ) as cursor:
+            async with conn.execute(_TAIL, (session_id, n)) as cursor:
                 rows = await cursor.fetchall()
             return [self._decode(seq, data) for seq, data in reversed(list(rows))]
 
@@ -430,6 +497,24 @@ class SQLiteSessionStore:
 
         return await self._write(op)
 
+    async def search(self, text: str, *, limit: int = 50) -> list[SearchHit]:
+        """Messages of every session matching ``text`` (all words; the last as a prefix)."""
+        query = fts_query(text)
+        if query is None:
+            return []
+
+        async def op(conn: aiosqlite.Connection) -> list[SearchHit]:
+            async with conn.execute(
+                "SELECT m.session_id, m.seq, "
+                "snippet(messages_fts, 0, '[', ']', '…', 12) "
+                "FROM messages_fts JOIN messages AS m ON m.id = messages_fts.rowid "
+                "WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?",
+                (query, limit),
+            ) as cursor:
+                return [SearchHit(*row) for row in await cursor.fetchall()]
+
+        return await self._read(op)
+
     async def integrity_check(self) -> list[str]:
         """SQLite's ``PRAGMA integrity_check`` result lines (``["ok"]`` when healthy)."""
 
@@ -458,6 +543,17 @@ class SQLiteSessionStore:
 
 def _kind(message: Message) -> str:
     return type(message).__name__.removesuffix("Message").lower()
+
+
+async def _rollback(conn: aiosqlite.Connection) -> None:
+    """Roll back the open transaction, if SQLite has not already done so itself.
+
+    Some errors (``RAISE(ROLLBACK)``, an interrupt, some disk-full and I/O errors) end the
+    transaction automatically; a second ROLLBACK would then fail with "no transaction is active"
+    and hide the error that matters.
+    """
+    if conn.in_transaction:
+        await conn.execute("ROLLBACK")
 
 
 async def _scalar(conn: aiosqlite.Connection, sql: str, params: Iterable[Any] = ()) -> int:

@@ -1,0 +1,149 @@
+"""What the app records beside the model's history: running markers, drafts, stop records.
+
+The model's history says *what* a request was doing when it stopped, never *why*; a killed
+process writes nothing. So the app keeps, per conversation, in the same database:
+
+* a **running marker** while a request is in flight — still there at the next launch means the
+  app closed unexpectedly;
+* the **draft**: the text on screen for the step in flight, saved throttled while streaming,
+  kept apart from the history (it is never sent to the model as if it were complete);
+* a **stop record**: why the last request stopped (Stop pressed, connection dropped, provider
+  error with its message, ...), in words for the Resume bar.
+
+These tables are created by the store's migrations (schema 2).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from enum import StrEnum
+
+import aiosqlite
+
+from .sqlite import SQLiteSessionStore
+
+__all__ = ["RunningMarker", "SessionJournal", "StopKind", "StopRecord"]
+
+
+class StopKind(StrEnum):
+    STOPPED = "stopped"
+    CRASHED = "crashed"
+    CONNECTION = "connection"
+    PROVIDER_ERROR = "provider_error"
+    OUTPUT_LIMIT = "output_limit"
+    REFUSED = "refused"
+    CONTEXT_FULL = "context_full"
+    PAUSED = "paused"
+    TOOL_LIMIT = "tool_limit"
+    STORAGE = "storage"
+
+
+@dataclass(frozen=True, slots=True)
+class StopRecord:
+    session_id: str
+    kind: StopKind
+    message: str
+    created_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class RunningMarker:
+    session_id: str
+    request_id: str
+    pid: int
+    started_at: float
+
+
+class SessionJournal:
+    """Markers, drafts and stop records of one store's conversations."""
+
+    def __init__(self, store: SQLiteSessionStore) -> None:
+        self.store = store
+
+    async def mark_running(self, session_id: str, request_id: str) -> None:
+        now = time.time()
+
+        async def op(conn: aiosqlite.Connection) -> None:
+            await conn.execute("BEGIN IMMEDIATE")
+            try:
+                await conn.execute(
+                    "INSERT OR IGNORE INTO sessions(id, title, created_at, updated_at) "
+                    "VALUES (?, NULL, ?, ?)", (session_id, now, now),
+                )
+                await conn.execute(
+                    "INSERT OR REPLACE INTO running_requests(session_id, request_id, pid, "
+                    "started_at) VALUES (?, ?, ?, ?)", (session_id, request_id, os.getpid(), now),
+                )
+                await conn.execute("COMMIT")
+            except BaseException:
+                await conn.execute("ROLLBACK")
+                raise
+
+        await self.store._write(op)
+
+    async def clear_running(self, session_id: str) -> None:
+        await self._execute("DELETE FROM running_requests WHERE session_id = ?", (session_id,))
+
+    async def running_markers(self) -> list[RunningMarker]:
+        async def op(conn: aiosqlite.Connection) -> list[RunningMarker]:
+            async with conn.execute(
+                "SELECT session_id, request_id, pid, started_at FROM running_requests"
+            ) as cursor:
+                return [RunningMarker(*row) for row in await cursor.fetchall()]
+
+        return await self.store._read(op)
+
+    async def save_draft(self, session_id: str, text: str) -> None:
+        await self._execute(
+            "INSERT INTO drafts(session_id, text, updated_at) VALUES (?, ?, ?) "
+            "ON CONFLICT(session_id) DO UPDATE SET text = excluded.text, "
+            "updated_at = excluded.updated_at",
+            (session_id, text, time.time()),
+        )
+
+    async def draft(self, session_id: str) -> str | None:
+        async def op(conn: aiosqlite.Connection) -> str | None:
+            async with conn.execute(
+                "SELECT text FROM drafts WHERE session_id = ?", (session_id,)
+            ) as cursor:
+                row = await cursor.fetchone()
+            return None if row is None or not row[0] else str(row[0])
+
+        return await self.store._read(op)
+
+    async def clear_draft(self, session_id: str) -> None:
+        await self._execute("DELETE FROM drafts WHERE session_id = ?", (session_id,))
+
+    async def record_stop(self, session_id: str, kind: StopKind, message: str) -> None:
+        await self._execute(
+            "INSERT OR REPLACE INTO stop_records(session_id, kind, message, created_at) "
+            "VALUES (?, ?, ?, ?)", (session_id, kind.value, message, time.time()),
+        )
+
+    async def stop_record(self, session_id: str) -> StopRecord | None:
+        async def op(conn: aiosqlite.Connection) -> StopRecord | None:
+            async with conn.execute(
+                "SELECT session_id, kind, message, created_at FROM stop_records "
+                "WHERE session_id = ?", (session_id,),
+            ) as cursor:
+                row = await cursor.fetchone()
+            if row is None:
+                return None
+            try:
+                kind = StopKind(row[1])
+            except ValueError:
+                kind = StopKind.PROVIDER_ERROR
+            return StopRecord(row[0], kind, row[2], row[3])
+
+        return await self.store._read(op)
+
+    async def clear_stop(self, session_id: str) -> None:
+        await self._execute("DELETE FROM stop_records WHERE session_id = ?", (session_id,))
+
+    async def _execute(self, sql: str, params: tuple[object, ...]) -> None:
+        async def op(conn: aiosqlite.Connection) -> None:
+            await conn.execute(sql, params)
+
+        await self.store._write(op)

@@ -1,0 +1,393 @@
+"""``AppServices``: everything the desktop app needs from the core, behind one Qt-free facade.
+
+It owns the data folder (one SQLite database, settings, lock files), the :class:`AgentClient`,
+the provider model built from settings, the in-process simulator for "try it offline", and the
+journal that records why requests stop. Its ``stream``/``stream_resume`` wrap the client's so
+that every request, however it ends, leaves the app able to explain it at the next launch:
+
+* before the first event: a cross-process lock on the conversation and a running marker;
+* while streaming: the on-screen text saved as a draft, throttled;
+* at the end: the stop reason in words (Stop pressed, connection dropped, the provider's
+  message, output limit, ...), the marker removed, the lock released.
+
+The UI only renders events and calls these methods; it never writes to the database itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from . import export as _export
+from .agent import AgentRunConfig
+from .client import AgentClient
+from .discovery import LocalServer, discover_local_servers
+from .errors import (
+    AgentError,
+    ContinuumError,
+    IncompleteStreamError,
+    ProviderConnectionError,
+    ProviderContextLengthError,
+    ProviderError,
+    ProviderStreamError,
+    ProviderTimeoutError,
+    StorageError,
+    ToolRoundLimitError,
+)
+from .events import (
+    AgentEvent,
+    MessageSavedEvent,
+    ModelStoppedEvent,
+    RunCompletedEvent,
+    TextDeltaEvent,
+)
+from .locks import SessionLocks
+from .messages import AssistantMessage, Message, StopReason
+from .model import Model
+from .resume import ResumeBlocked, ResumePoint
+from .secrets import DEFAULT_KEY_ENV, get_api_key
+from .settings import Settings, load_settings, save_settings
+from .storage.base import SessionInfo
+from .storage.journal import SessionJournal, StopKind, StopRecord
+from .storage.sqlite import SearchHit, SQLiteSessionExtension
+
+__all__ = [
+    "DATABASE_FILE",
+    "AppServices",
+    "ResumeInfo",
+    "SessionLockedError",
+    "describe_failure",
+]
+
+log = logging.getLogger(__name__)
+
+DATABASE_FILE = "continuum.sqlite"
+DRAFT_SAVE_INTERVAL = 0.5  # seconds between draft saves while streaming
+
+
+class SessionLockedError(ContinuumError):
+    """Another running Continuum is answering in this conversation."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "This conversation is busy in another Continuum window. Finish or stop it there "
+            "first, or close the other window; then try again."
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ResumeInfo:
+    """What the Resume bar needs for one conversation."""
+
+    point: ResumePoint | None
+    blocked_reason: str | None
+    blocked_text: str | None
+    stop: StopRecord | None
+    draft: str | None
+
+    @property
+    def resumable(self) -> bool:
+        return self.point is not None
+
+
+def describe_failure(error: BaseException) -> tuple[StopKind, str]:
+    """Why a request failed, in words for the Resume bar (never a traceback)."""
+    if isinstance(error, asyncio.CancelledError):
+        return StopKind.STOPPED, "You stopped this answer."
+    if isinstance(error, ProviderContextLengthError):
+        return StopKind.CONTEXT_FULL, f"The conversation no longer fits the model: {error}"
+    if isinstance(error, ProviderTimeoutError):
+        return StopKind.CONNECTION, f"The provider stopped responding: {error}"
+    if isinstance(
+        error,
+        ProviderConnectionError | ProviderStreamError | IncompleteStreamError
+        | httpx.TransportError | ConnectionError | TimeoutError,
+    ):
+        detail = str(error) or type(error).__name__
+        return StopKind.CONNECTION, f"The connection to the provider dropped: {detail}"
+    if isinstance(error, ProviderError):
+        return StopKind.PROVIDER_ERROR, f"The provider reported an error: {error}"
+    if isinstance(error, ToolRoundLimitError):
+        return StopKind.TOOL_LIMIT, str(error)
+    if isinstance(error, StorageError):
+        return StopKind.STORAGE, str(error)
+    if isinstance(error, AgentError):
+        return StopKind.PROVIDER_ERROR, str(error)
+    return StopKind.PROVIDER_ERROR, (
+        f"The request failed unexpectedly ({type(error).__name__}: {error}). "
+        "Resume to try again; if it keeps failing, check the provider settings."
+    )
+
+
+_ORDERLY_STOPS: dict[StopReason | str, tuple[StopKind, str]] = {
+    StopReason.MAX_OUTPUT: (StopKind.OUTPUT_LIMIT, "The answer reached the model's output limit."),
+    StopReason.REFUSAL: (StopKind.REFUSED, "The model refused to answer this request."),
+    StopReason.CONTEXT_FULL: (
+        StopKind.CONTEXT_FULL, "The conversation filled the model's context window."
+    ),
+    StopReason.PAUSED: (StopKind.PAUSED, "The provider paused the answer more times than allowed."),
+}
+
+
+class AppServices:
+    """The desktop app's services over one data folder (see the module docstring)."""
+
+    def __init__(self, data_dir: Path, *, model_factory: Callable[[Settings], Model] | None = None):
+        self.data_dir = Path(data_dir)
+        self._model_factory = model_factory
+        loaded = load_settings(self.data_dir)
+        self.settings = loaded.settings
+        self.settings_problem = loaded.problem
+        self.storage = SQLiteSessionExtension(self.data_dir / DATABASE_FILE)
+        self.journal = SessionJournal(self.storage.storage)
+        self.locks = SessionLocks(self.data_dir / "locks")
+        self.client = AgentClient(_NoModel(), extensions=[self.storage],
+                                  defaults=AgentRunConfig("default"))
+        self._simulator: Any = None
+        self._running: set[str] = set()
+
+    # --- lifecycle ----------------------------------------------------------------------------
+
+    async def open(self) -> None:
+        """Open the database (raises :class:`StorageError` with a person-facing message) and
+        turn the markers of requests that were running when the app died into stop records."""
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        await self.client.open()
+        for marker in await self.journal.running_markers():
+            if marker.session_id in self._running:
+                continue
+            if self.locks.is_locked_elsewhere(marker.session_id):
+                continue  # another live Continuum is answering there right now
+            started = time.strftime("%H:%M", time.localtime(marker.started_at))
+            await self.journal.record_stop(
+                marker.session_id, StopKind.CRASHED,
+                f"Continuum closed unexpectedly while answering (request started at {started}).",
+            )
+            await self.journal.clear_running(marker.session_id)
+
+    async def close(self) -> None:
+        close_model = getattr(self.client.model, "aclose", None)
+        if close_model is not None:
+            with contextlib.suppress(Exception):
+                await close_model()
+        if self._simulator is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._simulator.stop(), 5)
+            self._simulator = None
+        self.locks.release_all()
+        await self.client.close()
+
+    # --- settings and models ------------------------------------------------------------------
+
+    def save_settings(self, settings: Settings) -> None:
+        save_settings(self.data_dir, settings)
+        self.settings = settings
+
+    @property
+    def simulator_running(self) -> bool:
+        return self._simulator is not None
+
+    async def start_simulator(self, *, tokens_per_second: float = 80.0) -> str:
+        """Start the offline provider simulator on a free loopback port; returns its base URL."""
+        if self._simulator is None:
+            from .simulator import Simulator
+
+            simulator = Simulator(tokens_per_second=tokens_per_second)
+            await simulator.start()
+            self._simulator = simulator
+        base_url: str = self._simulator.openai_base_url
+        self.save_settings(Settings(
+            provider_kind="simulator", base_url=base_url, model=self.settings.model or "sim-echo",
+            system_prompt=self.settings.system_prompt, workspace=self.settings.workspace,
+        ))
+        return base_url
+
+    def build_model(self, settings: Settings) -> Model:
+        """The provider model for ``settings`` (the API key from the env var or keyring)."""
+        if self._model_factory is not None:
+            return self._model_factory(settings)
+        from .providers import AnthropicModel, OpenAICompatibleModel
+
+        key = get_api_key(settings.key_service(), settings.api_key_env or DEFAULT_KEY_ENV)
+        if settings.provider_kind == "anthropic":
+            return AnthropicModel(settings.base_url, settings.model, api_key=key)
+        return OpenAICompatibleModel(settings.base_url, settings.model or "default", api_key=key)
+
+    async def configure_model(self) -> Model | None:
+        """Build the model from the settings and use it for new requests (``None``: none set)."""
+        settings = self.settings
+        if not settings.configured:
+            return None
+        if settings.provider_kind == "simulator":
+            await self.start_simulator()
+            settings = self.settings
+        old = self.client.model
+        model = self.build_model(settings)
+        self.client.model = model
+        close_old = getattr(old, "aclose", None)
+        if close_old is not None and old is not model:
+            with contextlib.suppress(Exception):
+                await close_old()
+        return model
+
+    async def list_models(self) -> list[str]:
+        lister = getattr(self.client.model, "list_models", None)
+        if lister is None:
+            return []
+        models: list[str] = await lister()
+        return models
+
+    async def discover_local_servers(self) -> list[LocalServer]:
+        return await discover_local_servers()
+
+    # --- conversations ------------------------------------------------------------------------
+
+    async def list_sessions(self) -> list[SessionInfo]:
+        return await self.client.list_sessions()
+
+    async def new_session(self, title: str | None = None) -> SessionInfo:
+        return await self.client.create_session(uuid.uuid4().hex, title)
+
+    async def rename_session(self, session_id: str, title: str | None) -> None:
+        await self.client.rename_session(session_id, title)
+
+    async def delete_session(self, session_id: str) -> bool:
+        if session_id in self._running or self.locks.is_locked_elsewhere(session_id):
+            raise SessionLockedError()
+        return await self.client.delete_session(session_id)
+
+    async def history(self, session_id: str) -> list[Message]:
+        return await self.client.history(session_id)
+
+    async def search(self, query: str, *, limit: int = 50) -> list[SearchHit]:
+        return await self.storage.storage.search(query, limit=limit)
+
+    async def resume_info(self, session_id: str) -> ResumeInfo:
+        status = await self.client.resume_status(session_id)
+        stop = await self.journal.stop_record(session_id)
+        draft = await self.journal.draft(session_id)
+        if isinstance(status, ResumeBlocked):
+            return ResumeInfo(None, status.reason, status.description, stop, draft)
+        return ResumeInfo(status, None, None, stop, draft)
+
+    async def resumable_sessions(self) -> set[str]:
+        """Sessions whose Resume bar would offer Resume (for the sidebar's badges)."""
+        result = set()
+        for info in await self.list_sessions():
+            if info.message_count and await self.client.resume_point(info.id) is not None:
+                result.add(info.id)
+        return result
+
+    async def dismiss_resume(self, session_id: str) -> None:
+        """Forget why the last request stopped and its draft (the history is untouched)."""
+        await self.journal.clear_stop(session_id)
+        await self.journal.clear_draft(session_id)
+
+    def try_lock_session(self, session_id: str) -> bool:
+        return self.locks.acquire(session_id)
+
+    def release_session(self, session_id: str) -> None:
+        if session_id not in self._running:
+            self.locks.release(session_id)
+
+    # --- requests -----------------------------------------------------------------------------
+
+    def stream(self, session_id: str, text: str, *, goal: str | None = None,
+               ) -> AsyncIterator[AgentEvent]:
+        return self._tracked(session_id, lambda: self.client.stream(session_id, text, goal=goal))
+
+    def stream_resume(self, session_id: str, *, model: Model | None = None,
+                      ) -> AsyncIterator[AgentEvent]:
+        return self._tracked(session_id, lambda: self.client.stream_resume(session_id, model=model))
+
+    async def _tracked(
+        self, session_id: str, make: Callable[[], AsyncIterator[AgentEvent]]
+    ) -> AsyncIterator[AgentEvent]:
+        if not self.locks.acquire(session_id):
+            raise SessionLockedError()
+        self._running.add(session_id)
+        journal = self.journal
+        parts: list[str] = []
+        saved_draft = False
+        last_save = 0.0
+        orderly_stop: StopReason | str | None = None
+        try:
+            await journal.clear_stop(session_id)
+            await journal.clear_draft(session_id)
+            await journal.mark_running(session_id, uuid.uuid4().hex)
+            async with contextlib.aclosing(make()) as events:  # type: ignore[type-var]
+                async for event in events:
+                    if isinstance(event, TextDeltaEvent):
+                        parts.append(event.text)
+                        now = time.monotonic()
+                        if now - last_save >= DRAFT_SAVE_INTERVAL:
+                            last_save = now
+                            await journal.save_draft(session_id, "".join(parts))
+                            saved_draft = True
+                    elif isinstance(event, MessageSavedEvent) and isinstance(
+                        event.message, AssistantMessage
+                    ):
+                        parts.clear()  # that text is history now, not a draft
+                        if saved_draft:
+                            await journal.clear_draft(session_id)
+                            saved_draft = False
+                    elif isinstance(event, ModelStoppedEvent):
+                        orderly_stop = event.stop_reason
+                    elif isinstance(event, RunCompletedEvent):
+                        stop = event.reply.stop_reason
+                        orderly_stop = stop if stop in _ORDERLY_STOPS else None
+                    yield event
+            if orderly_stop is not None and orderly_stop in _ORDERLY_STOPS:
+                await journal.record_stop(session_id, *_ORDERLY_STOPS[orderly_stop])
+        except BaseException as error:
+            kind, message = describe_failure(
+                asyncio.CancelledError() if isinstance(error, GeneratorExit) else error
+            )
+            with contextlib.suppress(Exception):
+                if parts:
+                    await journal.save_draft(session_id, "".join(parts))
+                await journal.record_stop(session_id, kind, message)
+            raise
+        finally:
+            with contextlib.suppress(Exception):
+                await journal.clear_running(session_id)
+            self._running.discard(session_id)
+            self.locks.release(session_id)
+
+    # --- export -------------------------------------------------------------------------------
+
+    async def export_markdown(self, session_id: str) -> str:
+        info = await self.storage.storage.get_session(session_id)
+        return _export.export_markdown(info, await self.storage.storage.load_records(session_id))
+
+    async def export_json(self, session_id: str) -> str:
+        info = await self.storage.storage.get_session(session_id)
+        return _export.export_json(info, await self.storage.storage.load_records(session_id))
+
+
+class _NoModel:
+    """Stands in until a provider is configured: a request says what to do."""
+
+    name = "none"
+
+    def stream(self, request: Any) -> AsyncIterator[Any]:
+        return self
+
+    def __aiter__(self) -> AsyncIterator[Any]:
+        return self
+
+    async def __anext__(self) -> Any:
+        raise ProviderConnectionError(
+            "No model provider is set up yet. Open Settings to choose one, or pick "
+            "“Try it offline” to use the built-in simulator.",
+            retryable=False,
+        )

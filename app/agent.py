@@ -458,9 +458,16 @@ class Agent:
                             yield event
                         saved.add(call.id)
                         yield ToolResultEvent(call, result)
-        except BaseException:
-            # Stop during tools (or the consumer left): cancel what still runs, then answer
-            # every call that has no saved result, keeping results that did arrive.
+        except BaseException as error:
+            # Stop during tools (or the consumer left, or a save failed): cancel what still
+            # runs, then answer every call that has no saved result, keeping results that did
+            # arrive.
+            stopped = isinstance(error, asyncio.CancelledError | GeneratorExit)
+            unfinished_text = CANCELLED_TOOL_TEXT if stopped else (
+                f"The request failed while this tool was running ({type(error).__name__}), so "
+                "it was cancelled before it finished; whatever it changes may have partly "
+                "happened. Check the current state before running it again."
+            )
             for task in tasks.values():
                 task.cancel()
             await asyncio.gather(*tasks.values(), return_exceptions=True)
@@ -471,7 +478,7 @@ class Agent:
                 call = by_id[call_id]
                 if task.cancelled() or task.exception() is not None:
                     answers.append(
-                        ToolMessage(call.id, call.name, CANCELLED_TOOL_TEXT, success=False)
+                        ToolMessage(call.id, call.name, unfinished_text, success=False)
                     )
                 else:
                     answers.append(task.result())

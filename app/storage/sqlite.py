@@ -394,10 +394,11 @@ class SQLiteSessionStore:
         now = increasing_time()
 
         async def op(conn: aiosqlite.Connection) -> int:
-            async with conn.execute(
+            # One thread hop per append (execute and fetch together): it is the hot path.
+            rows = await conn.execute_fetchall(
                 _INSERT, (session_id, session_id, request_id, kind, data, now)
-            ) as cursor:
-                row = await cursor.fetchone()
+            )
+            row = next(iter(rows), None)
             assert row is not None
             return int(row[0])
 
@@ -444,12 +445,11 @@ class SQLiteSessionStore:
         self, session_id: str, *, after_seq: int = 0, limit: int | None = None
     ) -> list[StoredMessage]:
         async def op(conn: aiosqlite.Connection) -> list[StoredMessage]:
-            async with conn.execute(
+            rows = await conn.execute_fetchall(
                 "SELECT seq, request_id, data, created_at FROM messages "
                 "WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
                 (session_id, after_seq, -1 if limit is None else limit),
-            ) as cursor:
-                rows = await cursor.fetchall()
+            )
             return [
                 StoredMessage(seq, request_id, self._decode(seq, data), created)
                 for seq, request_id, data, created in rows
@@ -463,8 +463,7 @@ class SQLiteSessionStore:
             return []
 
         async def op(conn: aiosqlite.Connection) -> list[Message]:
-            async with conn.execute(_TAIL, (session_id, n)) as cursor:
-                rows = await cursor.fetchall()
+            rows = await conn.execute_fetchall(_TAIL, (session_id, n))
             return [self._decode(seq, data) for seq, data in reversed(list(rows))]
 
         return await self._read(op)

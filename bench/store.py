@@ -1,0 +1,86 @@
+"""Store: append N messages one by one (each awaited and committed), then load them all.
+
+Ours (``SQLiteSessionStore``, power-loss safe ``synchronous=full`` by default) against the
+OpenAI Agents SDK's ``SQLiteSession`` (WAL, SQLite's default ``synchronous=FULL``) doing the same
+in the same run, on the same disk. Requires the ``bench`` extra (``openai-agents``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from app import AssistantMessage, SQLiteSessionStore, UserMessage
+
+
+def _text(i: int) -> str:
+    return f"message {i} " + "lorem ipsum dolor sit amet " * 8
+
+
+async def _ours(folder: Path, n: int, synchronous: str) -> dict[str, float]:
+    store = SQLiteSessionStore(folder / f"ours-{synchronous}.sqlite", synchronous=synchronous)  # type: ignore[arg-type]
+    await store.open()
+    started = time.perf_counter()
+    for i in range(n):
+        message = UserMessage(_text(i)) if i % 2 == 0 else AssistantMessage(_text(i))
+        await store.append("bench", "r", message)
+    appended = time.perf_counter() - started
+    started = time.perf_counter()
+    loaded = await store.load("bench")
+    load = time.perf_counter() - started
+    assert len(loaded) == n
+    await store.close()
+    return {"append_s": appended, "load_s": load}
+
+
+async def _sdk(folder: Path, n: int) -> dict[str, float]:
+    from agents.memory import SQLiteSession
+
+    session = SQLiteSession("bench", folder / "sdk.sqlite")
+    started = time.perf_counter()
+    for i in range(n):
+        role = "user" if i % 2 == 0 else "assistant"
+        item: Any = {"role": role, "content": _text(i)}
+        await session.add_items([item])
+    appended = time.perf_counter() - started
+    started = time.perf_counter()
+    loaded = await session.get_items()
+    load = time.perf_counter() - started
+    assert len(loaded) == n
+    session.close()
+    return {"append_s": appended, "load_s": load}
+
+
+async def measure(n: int = 10_000) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(dir=Path.cwd()) as tmp:
+        folder = Path(tmp)
+        results: dict[str, Any] = {"messages": n}
+        try:
+            results["openai_agents_sqlite_session"] = await _sdk(folder, n)
+        except ImportError:
+            results["openai_agents_sqlite_session"] = None
+        results["continuum_full"] = await _ours(folder, n, "full")
+        results["continuum_normal"] = await _ours(folder, n, "normal")
+    reference = results["openai_agents_sqlite_session"]
+    if reference:
+        for key in ("continuum_full", "continuum_normal"):
+            row = results[key]
+            row["append_ratio"] = row["append_s"] / reference["append_s"]
+            row["load_ratio"] = row["load_s"] / reference["load_s"]
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--messages", type=int, default=10_000)
+    args = parser.parse_args()
+    results = asyncio.run(measure(args.messages))
+    print(results)
+
+
+if __name__ == "__main__":
+    main()

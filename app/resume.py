@@ -178,7 +178,7 @@ def classify_tail(tail: Sequence[Message]) -> ResumePoint | ResumeBlocked:
     return ResumeBlocked(
         "unknown_stop",
         f"The model stopped for a reason Continuum does not know ({stop!s:.60}), so it cannot "
-        "tell how to resume safely.",
+        "tell how to resume safely. Send a new message to continue the conversation.",
     )
 
 

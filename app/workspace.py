@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -173,6 +174,37 @@ class AppServices:
                 f"Continuum closed unexpectedly while answering (request started at {started}).",
             )
             await self.journal.clear_running(marker.session_id)
+
+    def set_aside_damaged_database(self) -> Path:
+        """Keep a damaged database aside under a timestamped name and return its new path.
+
+        For startup after :meth:`open` raised :class:`~app.errors.StorageCorruptError`: the
+        file (with its ``-wal``/``-shm`` companions) is renamed to
+        ``continuum.damaged-YYYYmmdd-HHMMSS.sqlite`` in the data folder — never deleted, never
+        overwriting an earlier one — so the next :meth:`open` starts a new, empty database and
+        the person can still hand the old file to a recovery tool. The companions move first:
+        a stray ``-wal`` beside a new database would be replayed into it.
+        """
+        if self.storage.storage.is_open:
+            raise RuntimeError("the database is open; only a database that failed to open is "
+                               "set aside")
+        source = self.data_dir / DATABASE_FILE
+        if not source.exists():
+            raise FileNotFoundError(f"there is no database at {source} to set aside")
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        for attempt in range(1000):
+            name = f"continuum.damaged-{stamp}{f'-{attempt}' if attempt else ''}.sqlite"
+            target = self.data_dir / name
+            if not any(Path(f"{target}{end}").exists() for end in ("", "-wal", "-shm")):
+                break
+        else:  # pragma: no cover - a thousand set-asides in one second
+            raise FileExistsError(f"cannot find a free name to keep {source} aside")
+        for end in ("-wal", "-shm", ""):
+            companion = Path(f"{source}{end}")
+            if companion.exists():
+                os.replace(companion, f"{target}{end}")
+        log.warning("kept a damaged database aside as %s", target.name)
+        return target
 
     async def close(self) -> None:
         close_model = getattr(self.client.model, "aclose", None)
@@ -352,10 +384,13 @@ class AppServices:
             kind, message = describe_failure(
                 asyncio.CancelledError() if isinstance(error, GeneratorExit) else error
             )
+            # Separately, the small stop record first: when the disk is full, a large draft
+            # may not fit, and the reason must still reach the Resume bar.
             with contextlib.suppress(Exception):
-                if parts:
-                    await journal.save_draft(session_id, "".join(parts))
                 await journal.record_stop(session_id, kind, message)
+            if parts:
+                with contextlib.suppress(Exception):
+                    await journal.save_draft(session_id, "".join(parts))
             raise
         finally:
             with contextlib.suppress(Exception):

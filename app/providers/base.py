@@ -49,6 +49,7 @@ __all__ = [
     "StreamParser",
     "error_from_response",
     "events_from_response",
+    "json_bytes",
     "parse_retry_after",
     "redact",
     "should_retry",
@@ -328,6 +329,22 @@ def error_from_event(
     return ProviderServerError(f"{where}: {detail}. Try again shortly.")
 
 
+def json_bytes(body: Any) -> bytes:
+    """``body`` as compact UTF-8 JSON, the form httpx sends, for any text the history holds.
+
+    A lone surrogate (from a broken paste; the store keeps it exactly) cannot be encoded as
+    UTF-8, so httpx would raise ``UnicodeEncodeError`` on every try and the conversation could
+    never be answered or resumed. The copy sent to the provider pairs what can be paired and
+    turns each lone surrogate into U+FFFD; the saved history is not changed.
+    """
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        repaired = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+        return repaired.encode("utf-8")
+
+
 # --- stream parsing ------------------------------------------------------------------------
 
 
@@ -545,10 +562,14 @@ class HTTPModel:
         headers = {"accept": "text/event-stream" if sse else "application/json"}
         # The key goes on each request, not into the long-lived client's default headers.
         headers.update(self._auth_headers())
+        content = None
+        if json_body is not None:
+            headers["content-type"] = "application/json"
+            content = json_bytes(json_body)
         client = self._http()
         try:
             async with client.stream(
-                method, url, json=json_body, headers=headers, params=params
+                method, url, content=content, headers=headers, params=params
             ) as response:
                 logger.debug("%s %s -> HTTP %s", method, url, response.status_code)
                 if response.status_code >= 400:

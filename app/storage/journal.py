@@ -22,7 +22,7 @@ from enum import StrEnum
 
 import aiosqlite
 
-from .sqlite import SQLiteSessionStore
+from .sqlite import SQLiteSessionStore, storable_text
 
 __all__ = ["RunningMarker", "SessionJournal", "StopKind", "StopRecord"]
 
@@ -100,7 +100,7 @@ class SessionJournal:
             "INSERT INTO drafts(session_id, text, updated_at) VALUES (?, ?, ?) "
             "ON CONFLICT(session_id) DO UPDATE SET text = excluded.text, "
             "updated_at = excluded.updated_at",
-            (session_id, text, time.time()),
+            (session_id, storable_text(text), time.time()),
         )
 
     async def draft(self, session_id: str) -> str | None:
@@ -119,7 +119,7 @@ class SessionJournal:
     async def record_stop(self, session_id: str, kind: StopKind, message: str) -> None:
         await self._execute(
             "INSERT OR REPLACE INTO stop_records(session_id, kind, message, created_at) "
-            "VALUES (?, ?, ?, ?)", (session_id, kind.value, message, time.time()),
+            "VALUES (?, ?, ?, ?)", (session_id, kind.value, storable_text(message), time.time()),
         )
 
     async def stop_record(self, session_id: str) -> StopRecord | None:

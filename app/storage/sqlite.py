@@ -54,6 +54,7 @@ __all__ = [
     "SQLiteSessionStore",
     "SearchHit",
     "fts_query",
+    "storable_text",
     "translate_sqlite_error",
 ]
 
@@ -150,8 +151,24 @@ class SearchHit:
     snippet: str
 
 
+def storable_text(text: str) -> str:
+    """``text`` as SQLite can bind it: lone surrogates (a broken paste) become U+FFFD.
+
+    Python strings may hold lone surrogates, which have no UTF-8 form, so binding one raises
+    ``UnicodeEncodeError``. Messages keep them exactly (their JSON escapes them); the short
+    texts stored as plain columns — titles, drafts, stop messages, search words — are repaired
+    instead of making the operation fail.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text
+
+
 def fts_query(text: str) -> str | None:
     """The person's words as an FTS5 query: every word must match, the last as a prefix."""
+    text = storable_text(text)
     words = [w for w in text.replace("\x00", " ").split() if w.strip('"')]
     if not words:
         return None
@@ -228,6 +245,11 @@ class SQLiteSessionStore:
         return self._path
 
     @property
+    def is_open(self) -> bool:
+        """Whether a connection to the file is open now."""
+        return self._conn is not None
+
+    @property
     def lock_key(self) -> str:
         if self._memory:
             return f"sqlite-memory:{id(self)}"
@@ -265,6 +287,12 @@ class SQLiteSessionStore:
                 raise StorageReadOnlyError(
                     f"Cannot open the conversation database {self._path}: the folder {parent} "
                     "does not exist. Create it or choose another data folder."
+                )
+            problem = _damaged_file(Path(self._path))
+            if problem is not None:
+                raise StorageCorruptError(
+                    f"The conversation database {self._path} is damaged ({problem}). "
+                    "It was left untouched: move it aside (or restore a backup) and start again."
                 )
         try:
             conn = await aiosqlite.connect(self._path, isolation_level=None)
@@ -361,6 +389,7 @@ class SQLiteSessionStore:
         self, session_id: str | None = None, title: str | None = None
     ) -> SessionInfo:
         session_id = session_id or new_session_id()
+        title = storable_text(title) if title is not None else None
         now = increasing_time()
 
         async def op(conn: aiosqlite.Connection) -> None:
@@ -482,6 +511,7 @@ class SQLiteSessionStore:
         return await self._read(op)
 
     async def rename_session(self, session_id: str, title: str | None) -> None:
+        title = storable_text(title) if title is not None else None
         async def op(conn: aiosqlite.Connection) -> None:
             await conn.execute("UPDATE sessions SET title = ? WHERE id = ?", (title, session_id))
 
@@ -538,6 +568,42 @@ class SQLiteSessionStore:
             raise StorageCorruptError(
                 f"Message {seq} in {self._path} cannot be read: {err}."
             ) from err
+
+
+_SQLITE_MAGIC: Final = b"SQLite format 3\x00"
+
+
+def _damaged_file(path: Path) -> str | None:
+    """Why the file at ``path`` is visibly not a usable database, read before SQLite opens it.
+
+    SQLite itself would report such a file as corrupt too, but only after opening it — and on
+    closing, it checkpoints and deletes a ``-wal`` file beside it, which may hold the latest
+    committed messages. Files that fail these two cheap checks are never handed to SQLite:
+    a header that is not SQLite's, or (with no ``-wal`` to complete it) a file shorter than
+    the size its header records.
+    """
+    try:
+        size = path.stat().st_size
+        if size == 0:
+            return None  # a new, empty database
+        with open(path, "rb") as handle:
+            header = handle.read(100)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return None  # let SQLite report what it cannot open, in its own words
+    if len(header) < 100 or not header.startswith(_SQLITE_MAGIC):
+        return "it does not start like an SQLite database"
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    size_is_valid = header[24:28] == header[92:96]  # the header's own validity marker
+    wal = Path(f"{path}-wal")
+    if size_is_valid and size < pages * page_size and not (
+        wal.exists() and wal.stat().st_size > 0
+    ):
+        return f"it is cut short: {size} of {pages * page_size} bytes"
+    return None
 
 
 def _kind(message: Message) -> str:

@@ -1,0 +1,118 @@
+"""Hostile text through the app's services and the simulator's echo: saved, answered, and
+reloaded exactly by a fresh ``AppServices`` (and exported without loss)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from app import AssistantMessage, EventType, UserMessage
+from app.simulator import Reply
+from app.workspace import AppServices
+
+from .conftest import BOUND, open_services
+
+CODE_BLOCK = "```python\n" + "\n".join(
+    f"line_{i} = {i}  # ok" for i in range(100_000)) + "\n```"
+TEXTS = {
+    "NUL bytes": "before\x00after \x00\x00 end\x00",
+    "lone surrogates": "broken \ud800 paste \udfff end \ud83d",
+    "paired surrogates": "smile \ud83d\ude00 ok",  # a pair split into two code points
+    "RTL and emoji": "مرحبا بالعالم — שלום עולם 👩‍👩‍👧‍👦 🇯🇵 e\u0301 \u202eevil\u202c \ufeff",
+    "100k-line code block": CODE_BLOCK,
+}
+
+
+def as_stored(text: str) -> str:
+    """What the store gives back: the text itself; a surrogate *pair* comes back joined as the
+    one character it encodes (the same text in UTF-16), lone surrogates stay as they were."""
+    stored: str = json.loads(json.dumps(text))
+    return stored
+
+
+def as_sent(text: str) -> str:
+    """What a provider can receive: pairs joined, lone surrogates as U+FFFD."""
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+async def reopened_history(data_dir: Path, session_id: str) -> tuple[list[object], dict[str, object]]:
+    fresh = AppServices(data_dir)
+    try:
+        await fresh.open()
+        history: list[object] = list(await fresh.history(session_id))
+        exported = json.loads(await fresh.export_json(session_id))
+        assert await fresh.storage.storage.integrity_check() == ["ok"]
+        return history, exported
+    finally:
+        await fresh.close()
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("name", TEXTS)
+async def test_hostile_text_round_trips(services: AppServices, name: str) -> None:
+    text = TEXTS[name]
+    session = await services.new_session(text[:40])  # titles take the same text
+    async with asyncio.timeout(90):
+        events = [e async for e in services.stream(session.id, text)]
+    assert events[-1].type is EventType.RUN_COMPLETED
+    reply = events[-1].reply  # type: ignore[attr-defined]
+    assert reply.content == as_sent(text)  # the echo of what the provider received
+    sent = services._simulator.model_requests()[-1].body
+    assert sent.decode("utf-8")  # valid UTF-8 on the wire
+    assert (await services.resume_info(session.id)).blocked_reason == "completed"
+    await services.close()
+
+    history, exported = await reopened_history(services.data_dir, session.id)
+    assert history[0] == UserMessage(as_stored(text))  # as typed, lone surrogates included
+    assert name == "paired surrogates" or as_stored(text) == text
+    assert isinstance(history[1], AssistantMessage) and history[1].content == as_sent(text)
+    assert [m["message"]["content"] for m in exported["messages"]] == [  # type: ignore[index]
+        as_stored(text), as_sent(text)]
+
+
+async def test_ten_megabyte_paste(services: AppServices) -> None:
+    line = "2025-01-01T00:00:00 INFO worker-17 processed batch with 4096 items in 12 ms\n"
+    text = "Why is this log so slow?\n" + line * (10 * 2**20 // len(line) + 1)
+    assert len(text.encode()) >= 10 * 2**20
+    services._simulator.enqueue(Reply(text="That is a lot of log; here is what stands out."))
+    session = await services.new_session("big paste")
+    async with asyncio.timeout(BOUND * 2):
+        events = [e async for e in services.stream(session.id, text)]
+    assert events[-1].type is EventType.RUN_COMPLETED
+    body = services._simulator.model_requests()[-1].json()
+    assert body["messages"][-1]["content"] == text  # the whole paste reached the provider
+    hits = await services.search("slow")
+    assert [h.session_id for h in hits] == [session.id]
+    await services.close()
+    history, _ = await reopened_history(services.data_dir, session.id)
+    assert history[0] == UserMessage(text)
+
+
+async def test_hostile_titles_drafts_and_search_words_are_stored(services: AppServices) -> None:
+    """Plain text columns cannot hold lone surrogates: they are repaired, never an error."""
+    session = await services.new_session("title \ud800 with \x00 NUL")
+    await services.rename_session(session.id, "renamed \udfff")
+    assert [s.title for s in await services.list_sessions()] == ["renamed \ufffd"]
+    await services.journal.save_draft(session.id, "draft \ud800")
+    assert await services.journal.draft(session.id) == "draft \ufffd"
+    assert await services.search("\ud800") == []
+    assert await services.search("\x00\x00") == []
+    await services.history(session.id)
+
+
+async def test_reopened_services_reload_every_hostile_message(tmp_path: Path) -> None:
+    """Several hostile messages in one conversation, reloaded in order by a fresh process."""
+    data = tmp_path / "data"
+    services = await open_services(data)
+    session = await services.new_session()
+    texts = [TEXTS["NUL bytes"], TEXTS["lone surrogates"], TEXTS["RTL and emoji"]]
+    for text in texts:
+        async with asyncio.timeout(BOUND):
+            [e async for e in services.stream(session.id, text)]
+    await services.close()
+    history, _ = await reopened_history(data, session.id)
+    assert [m.content for m in history] == [  # type: ignore[attr-defined]
+        t for text in texts for t in (text, as_sent(text))]

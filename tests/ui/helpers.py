@@ -1,0 +1,79 @@
+"""Shared helpers for the UI tests (a plain module: conftests must not import each other)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import keyring.backend
+
+from app import AgentRunConfig, RetryPolicy
+from app.settings import Settings
+from app.workspace import AppServices
+
+# qasync loops stay referenced for the whole session: a loop collected from aiosqlite's worker
+# thread would destroy Qt timers off-thread and crash a later test (ENVIRONMENT.md).
+LOOPS: list[Any] = []
+
+
+class MemoryKeyring(keyring.backend.KeyringBackend):
+    """A keyring that lives in this process: tests never touch the user's real one."""
+
+    priority = 1  # type: ignore[assignment]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.secrets: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service: str, username: str) -> str | None:
+        return self.secrets.get((service, username))
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        self.secrets[(service, username)] = password
+
+    def delete_password(self, service: str, username: str) -> None:
+        self.secrets.pop((service, username), None)
+
+
+async def until(condition: Callable[[], Any], within: float = 10.0, what: str = "") -> Any:
+    """Wait (yielding to the event loop) until ``condition()`` is truthy; return its value."""
+    deadline = time.monotonic() + within
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what or condition}")
+        await asyncio.sleep(0.01)
+
+
+async def make_services(data_dir: Path, base_url: str | None, *,
+                        model: str = "sim-echo") -> AppServices:
+    services = AppServices(data_dir)
+    if base_url is not None:
+        services.save_settings(Settings(provider_kind="openai", base_url=base_url, model=model))
+    # One attempt: fault tests want the failure now, not after backoff.
+    services.client.defaults = AgentRunConfig("default", retry=RetryPolicy(max_attempts=1))
+    await services.open()
+    return services
+
+
+async def open_window(data_dir: Path, base_url: str | None) -> Any:
+    from ui.window import MainWindow
+
+    services = await make_services(data_dir, base_url)
+    window = MainWindow(services)
+    window.resize(1000, 700)
+    window.show()
+    await window.start()
+    return window
+
+
+async def close_window(window: Any) -> None:
+    window.close()
+    task = getattr(window, "_shutdown_task", None)
+    if task is not None:
+        await asyncio.wait_for(task, 15)

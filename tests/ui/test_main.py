@@ -1,0 +1,44 @@
+"""Entry point pieces: single instance per data folder, the excepthook, --version."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ui.main import SingleInstance, install_excepthook, main
+
+
+def test_second_instance_asks_the_first_to_come_forward(qapp: Any, qtbot: Any,
+                                                        tmp_path: Path) -> None:
+    first = SingleInstance(tmp_path)
+    assert first.claim()
+    activated: list[bool] = []
+    first.on_activate(lambda: activated.append(True))
+    second = SingleInstance(tmp_path)
+    assert not second.claim()
+    qtbot.waitUntil(lambda: bool(activated), timeout=3000)
+    first.server.close()
+
+
+def test_excepthook_reports_one_sentence_not_a_traceback(monkeypatch: pytest.MonkeyPatch,
+                                                         caplog: Any) -> None:
+    shown: list[str] = []
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)  # restored after the test
+    install_excepthook(shown.append)
+    try:
+        raise ValueError("disk on fire")
+    except ValueError as err:
+        with caplog.at_level("CRITICAL"):
+            sys.excepthook(type(err), err, err.__traceback__)
+    assert len(shown) == 1 and "disk on fire" in shown[0]
+    assert "Traceback" not in shown[0]
+
+
+def test_version_flag(capsys: Any) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert "Continuum" in capsys.readouterr().out

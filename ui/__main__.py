@@ -1,0 +1,5 @@
+"""``python -m ui`` starts the desktop app."""
+
+from ui.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,292 @@
+"""``ConversationController``: the one place that starts, stops and resumes requests.
+
+It owns the generation ``asyncio.Task`` (qasync's ``asyncSlot`` returns no handle, so requests
+are never started with it): Stop cancels exactly that task, and a second request while one runs
+is refused. It is the thin adapter of the design: core events in, transcript rows and Qt signals
+out. It never writes to the database; :class:`app.workspace.AppServices` does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable, Coroutine
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from app import (
+    AgentEvent,
+    MessageSavedEvent,
+    ModelStoppedEvent,
+    RetryEvent,
+    RunStartedEvent,
+    TextDeltaEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+)
+from app.resume import ResumeKind
+from app.workspace import AppServices, ResumeInfo
+
+from .transcript.model import TranscriptModel
+
+__all__ = ["ConversationController"]
+
+log = logging.getLogger(__name__)
+
+LOCKED_ELSEWHERE = (
+    "This conversation is open in another Continuum window. It is shown here read-only: "
+    "continue it in the other window, or close that window first."
+)
+
+
+def title_from(text: str) -> str:
+    first = " ".join(text.split())[:60]
+    return first or "New conversation"
+
+
+class ConversationController(QObject):
+    """Runs one conversation at a time in the window (see the module docstring)."""
+
+    busyChanged = Signal(bool)
+    # ResumeInfo, or None to hide the bar.
+    resumeInfoChanged = Signal(object)
+    # A message for the bar when there is nothing to resume (e.g. the conversation is locked).
+    noticeChanged = Signal(str)
+    sessionChanged = Signal(object)  # the open session id (str) or None for a new one
+    sessionsChanged = Signal()
+    statusMessage = Signal(str)
+    runFinished = Signal()
+
+    def __init__(self, services: AppServices, model: TranscriptModel,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.services = services
+        self.model = model
+        self.session_id: str | None = None
+        self.read_only = False
+        self._task: asyncio.Task[None] | None = None
+        self._helpers: set[asyncio.Task[Any]] = set()
+        self.last_error: str | None = None
+        self.resume_info: ResumeInfo | None = None
+
+    # --- state -----------------------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    @property
+    def task(self) -> asyncio.Task[None] | None:
+        return self._task
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        """Run a short helper coroutine (open, refresh); errors become a status message."""
+        task = asyncio.ensure_future(self._guard(coro))
+        self._helpers.add(task)
+
+        def done(finished: asyncio.Task[Any]) -> None:
+            self._helpers.discard(finished)
+            # A task cancelled before its first step (e.g. on close) never awaited ``coro``:
+            # close it so it is not reported as "never awaited". Harmless if it ran.
+            coro.close()
+
+        task.add_done_callback(done)
+        return task
+
+    async def _guard(self, coro: Coroutine[Any, Any, Any]) -> Any:
+        try:
+            return await coro
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:  # a person-facing message, never a traceback
+            log.warning("background action failed: %s", type(err).__name__)
+            self.statusMessage.emit(str(err) or type(err).__name__)
+            return None
+
+    # --- conversations ---------------------------------------------------------------------
+
+    async def open_session(self, session_id: str | None) -> None:
+        """Show a conversation (``None``: a new, empty one created on first send)."""
+        if self.busy:
+            self.statusMessage.emit("Stop the running answer before switching conversations.")
+            return
+        if self.session_id is not None and self.session_id != session_id:
+            self.services.release_session(self.session_id)
+        self.session_id = session_id
+        self.read_only = False
+        self.resume_info = None
+        if session_id is None:
+            self.model.clear()
+            self.resumeInfoChanged.emit(None)
+            self.sessionChanged.emit(None)
+            return
+        history = await self.services.history(session_id)
+        if self.session_id != session_id:
+            return  # another conversation was opened meanwhile
+        self.model.load_history(history)
+        self.read_only = not self.services.try_lock_session(session_id)
+        self.sessionChanged.emit(session_id)
+        await self.refresh_resume(show_draft=True)
+
+    async def refresh_resume(self, *, show_draft: bool = False) -> None:
+        session_id = self.session_id
+        if session_id is None:
+            self.resumeInfoChanged.emit(None)
+            return
+        info = await self.services.resume_info(session_id)
+        if session_id != self.session_id:
+            return
+        self.resume_info = info
+        if show_draft and info.draft and info.stop is not None:
+            self.model.add_draft(info.draft, info.stop.message)
+        if self.read_only:
+            self.noticeChanged.emit(LOCKED_ELSEWHERE)
+            return
+        if self._worth_showing(info):
+            self.resumeInfoChanged.emit(info)
+        elif self.last_error:
+            self.noticeChanged.emit(self.last_error)  # failed with nothing to resume
+        else:
+            self.resumeInfoChanged.emit(None)
+
+    @staticmethod
+    def _worth_showing(info: ResumeInfo) -> bool:
+        if info.point is not None:
+            return True
+        return info.blocked_reason in ("refused", "context_full", "unknown_stop", "malformed") or (
+            info.stop is not None and info.blocked_reason not in ("completed", "empty")
+        )
+
+    async def dismiss(self) -> None:
+        self.resumeInfoChanged.emit(None)
+        if self.session_id is not None:
+            await self.services.dismiss_resume(self.session_id)
+            self.sessionsChanged.emit()
+
+    # --- requests --------------------------------------------------------------------------
+
+    def send(self, text: str) -> bool:
+        """Start a request with ``text``; ``False`` if one is running or there is no text."""
+        if self.busy or not text.strip():
+            return False
+        if self.read_only:
+            self.noticeChanged.emit(LOCKED_ELSEWHERE)
+            return False
+        self.model.add_user(text)
+        self._start(self._send(text))
+        return True
+
+    async def _send(self, text: str) -> None:
+        if self.session_id is None:
+            info = await self.services.new_session(title_from(text))
+            self.session_id = info.id
+            self.services.try_lock_session(info.id)
+            self.sessionChanged.emit(info.id)
+            self.sessionsChanged.emit()
+        await self._consume(lambda sid: self.services.stream(sid, text))
+
+    def resume(self) -> bool:
+        """Resume the open conversation's interrupted request."""
+        if self.busy or self.session_id is None or self.read_only:
+            return False
+        self._start(self._consume(lambda sid: self.services.stream_resume(sid)))
+        return True
+
+    def resume_with_model(self, model_name: str) -> bool:
+        if self.busy or self.session_id is None or self.read_only:
+            return False
+
+        async def switch_then_resume() -> None:
+            await self.set_model(model_name)
+            await self._consume(lambda sid: self.services.stream_resume(sid))
+
+        self._start(switch_then_resume())
+        return True
+
+    def stop(self) -> bool:
+        """Cancel the running request (exactly the task this controller started)."""
+        if not self.busy:
+            return False
+        assert self._task is not None
+        self._task.cancel()
+        return True
+
+    async def set_model(self, name: str) -> None:
+        import dataclasses
+
+        settings = self.services.settings
+        if name and name != settings.model:
+            recent = (name, *[m for m in settings.recent_models if m != name])[:20]
+            self.services.save_settings(dataclasses.replace(
+                settings, model=name, recent_models=recent))
+            await self.services.configure_model()
+            self.statusMessage.emit(f"Using {name}")
+
+    def _start(self, coro: Coroutine[Any, Any, None]) -> None:
+        self.last_error = None
+        self._task = asyncio.ensure_future(coro)
+        self.busyChanged.emit(True)
+        self._task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        if task is self._task:
+            self._task = None
+        if not task.cancelled() and task.exception() is not None:
+            # _consume handles every error; this is a bug path: keep it visible, not silent.
+            err = task.exception()
+            log.error("request task failed", exc_info=err)
+            self.statusMessage.emit(str(err) or type(err).__name__)
+        self.busyChanged.emit(False)
+        self.spawn(self._after_run())
+
+    async def _after_run(self) -> None:
+        await self.refresh_resume()
+        self.sessionsChanged.emit()
+        self.runFinished.emit()
+
+    async def _consume(self, make: Callable[[str], AsyncIterator[AgentEvent]]) -> None:
+        session_id = self.session_id
+        assert session_id is not None
+        self.resumeInfoChanged.emit(None)
+        try:
+            async with contextlib.aclosing(make(session_id)) as events:  # type: ignore[type-var]
+                async for event in events:
+                    self._apply(event)
+            self.model.finish_streaming()
+        except asyncio.CancelledError:
+            # Stop while streaming: the core keeps nothing of the step; keep it visibly.
+            self.model.finish_streaming(unsaved=True)
+            self.statusMessage.emit("Stopped.")
+        except Exception as err:  # every failure becomes words in the Resume bar
+            self.last_error = str(err) or type(err).__name__
+            self.model.finish_streaming(unsaved=True)
+            log.info("request ended with %s", type(err).__name__)
+
+    def _apply(self, event: AgentEvent) -> None:
+        model = self.model
+        if isinstance(event, TextDeltaEvent):
+            model.append_delta(event.text)
+        elif isinstance(event, ToolCallEvent):
+            model.tool_called(event.call)
+        elif isinstance(event, ToolResultEvent):
+            model.tool_result(event.message)
+        elif isinstance(event, MessageSavedEvent):
+            model.message_saved(event.message)
+        elif isinstance(event, ModelStoppedEvent):
+            model.finish_streaming(stop_reason=str(event.stop_reason))
+        elif isinstance(event, RetryEvent):
+            self.statusMessage.emit(
+                f"{event.error} — trying again in {event.delay:.0f} s (attempt {event.attempt})")
+        elif isinstance(event, RunStartedEvent):
+            if event.resume_kind is ResumeKind.CONTINUE_RESPONSE:
+                model.continue_joined()
+
+    async def shutdown(self) -> None:
+        """Cancel the running request and helpers (bounded), for closing the window."""
+        tasks = [t for t in (self._task, *self._helpers) if t is not None and not t.done()]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=5)

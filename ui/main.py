@@ -1,0 +1,185 @@
+"""Entry point: ``continuum`` — QApplication on a qasync loop, one instance per data folder.
+
+* ``--data-dir`` overrides the platform data folder (platformdirs); logs rotate in the platform
+  log folder (or ``<data-dir>/logs`` when the data folder is given).
+* A second launch on the same data folder asks the first to come forward and exits.
+* A global ``sys.excepthook`` (qasync routes slot errors there) logs the traceback to the log
+  file and shows the person one sentence — never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import logging
+import logging.handlers
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+__all__ = ["SingleInstance", "install_excepthook", "main"]
+
+log = logging.getLogger("ui")
+# qasync loops must stay referenced until the process ends (see ENVIRONMENT.md).
+_LOOPS: list[Any] = []
+
+
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    from app import __version__
+
+    parser = argparse.ArgumentParser(prog="continuum", description="Continuum chat app")
+    parser.add_argument("--data-dir", type=Path, default=None,
+                        help="folder for conversations and settings (default: the platform's)")
+    parser.add_argument("--version", action="version", version=f"Continuum {__version__}")
+    args, _qt_args = parser.parse_known_args(argv)
+    return args
+
+
+def _data_dir(args: argparse.Namespace) -> tuple[Path, Path]:
+    import platformdirs
+
+    if args.data_dir is not None:
+        data = args.data_dir.expanduser().resolve()
+        return data, data / "logs"
+    return (Path(platformdirs.user_data_dir("Continuum", appauthor=False)),
+            Path(platformdirs.user_log_dir("Continuum", appauthor=False)))
+
+
+def _setup_logging(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handler: logging.Handler = logging.handlers.RotatingFileHandler(
+            folder / "continuum.log", maxBytes=1_000_000, backupCount=3, encoding="utf-8")
+    except OSError:
+        handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+
+
+def install_excepthook(report: Callable[[str], None]) -> None:
+    """Log unexpected exceptions in full; show the person one line through ``report``."""
+
+    def hook(kind: type[BaseException], error: BaseException,
+             tb: TracebackType | None) -> None:
+        if issubclass(kind, KeyboardInterrupt):
+            sys.__excepthook__(kind, error, tb)
+            return
+        log.error("unexpected error", exc_info=(kind, error, tb))
+        try:
+            report(f"Something went wrong: {error or kind.__name__}. "
+                   "Details are in the log file; your conversations are saved.")
+        except Exception:  # the reporter itself must never raise out of the hook
+            pass
+
+    sys.excepthook = hook
+
+
+class SingleInstance:
+    """One running Continuum per data folder, through a local socket named after it."""
+
+    def __init__(self, data_dir: Path) -> None:
+        from PySide6.QtNetwork import QLocalServer
+
+        digest = hashlib.sha256(str(data_dir).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        user = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "")
+        self.name = f"continuum-{user}-{digest}"
+        self.server = QLocalServer()
+        self.server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
+
+    def claim(self) -> bool:
+        """Become the instance (``True``) or tell the running one to come forward (``False``)."""
+        from PySide6.QtNetwork import QLocalServer, QLocalSocket
+
+        # Ask first: Qt's listen() can replace a live socket file (it renames a fresh one
+        # into place), so "listen failed" cannot be the test for "another one runs".
+        socket = QLocalSocket()
+        socket.connectToServer(self.name)
+        if socket.waitForConnected(500):
+            socket.write(b"activate\n")
+            socket.waitForBytesWritten(1000)
+            socket.disconnectFromServer()
+            return False
+        # Nobody answers: no instance, or a socket file left by a killed one. Take it over.
+        QLocalServer.removeServer(self.name)
+        return self.server.listen(self.name)
+
+    def on_activate(self, callback: Callable[[], None]) -> None:
+        def accept() -> None:
+            while self.server.hasPendingConnections():
+                connection = self.server.nextPendingConnection()
+                connection.readyRead.connect(callback)
+                connection.disconnected.connect(connection.deleteLater)
+
+        self.server.newConnection.connect(accept)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parse(sys.argv[1:] if argv is None else argv)
+    data_dir, log_dir = _data_dir(args)
+    _setup_logging(log_dir)
+
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "continuum"])
+    assert isinstance(app, QApplication)
+    app.setApplicationName("Continuum")
+    app.setOrganizationName("Continuum")
+    app.setDesktopFileName("continuum")
+    instance = SingleInstance(data_dir)
+    if not instance.claim():
+        print("Continuum is already running; its window was brought forward.")
+        return 0
+
+    from app.workspace import AppServices
+
+    from .eventloop import ContinuumEventLoop
+    from .window import MainWindow
+
+    loop = ContinuumEventLoop(app)
+    _LOOPS.append(loop)
+    asyncio.set_event_loop(loop)
+    services = AppServices(data_dir)
+    window: MainWindow | None = None
+
+    def report(text: str) -> None:
+        if window is not None:
+            window.statusBar().showMessage(text, 15000)
+
+    install_excepthook(report)
+
+    def loop_error(_loop: Any, context: dict[str, Any]) -> None:
+        error = context.get("exception")
+        if error is not None:
+            sys.excepthook(type(error), error, error.__traceback__)
+        else:
+            log.error("event loop: %s", context.get("message"))
+
+    loop.set_exception_handler(loop_error)
+
+    async def run() -> int:
+        nonlocal window
+        try:
+            await services.open()
+        except Exception as err:  # a StorageError says what to do; show it, do not crash
+            log.error("could not open the data folder", exc_info=err)
+            QMessageBox.critical(None, "Continuum cannot open its data",
+                                 f"{err}\n\nData folder: {data_dir}")
+            return 1
+        window = MainWindow(services)
+        instance.on_activate(window.activate)
+        window.show()
+        await window.run()
+        return 0
+
+    with loop:
+        return loop.run_until_complete(run())
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

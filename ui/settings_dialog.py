@@ -1,0 +1,151 @@
+"""Settings: provider, base URL, model, system prompt, and the API key (OS keyring only).
+
+The key never goes to the settings file or the database. Where this machine has no keyring the
+dialog says so and names the environment variable Continuum reads instead.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.secrets import DEFAULT_KEY_ENV, NoKeyringError, keyring_available, set_api_key
+from app.settings import Settings
+
+__all__ = ["DEFAULT_URLS", "SettingsDialog"]
+
+DEFAULT_URLS = {
+    "openai": "https://api.openai.com/v1",
+    "anthropic": "https://api.anthropic.com",
+    "simulator": "",
+}
+_KINDS = [("OpenAI-compatible (OpenAI, Ollama, LM Studio, vLLM, OpenRouter…)", "openai"),
+          ("Anthropic", "anthropic"),
+          ("Offline simulator (no real model)", "simulator")]
+
+
+class SettingsDialog(QDialog):
+    def __init__(self, settings: Settings, parent: QWidget | None = None,
+                 models: list[str] | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("settingsDialog")
+        self.setWindowTitle("Settings")
+        self.setMinimumWidth(520)
+        self._settings = settings
+        self.provider = QComboBox()
+        self.provider.setObjectName("settingsProvider")
+        for label, kind in _KINDS:
+            self.provider.addItem(label, kind)
+        self.base_url = QLineEdit(settings.base_url)
+        self.base_url.setObjectName("settingsBaseUrl")
+        self.model = QComboBox()
+        self.model.setObjectName("settingsModel")
+        self.model.setEditable(True)
+        for name in models or []:
+            self.model.addItem(name)
+        self.model.setCurrentText(settings.model)
+        self.system_prompt = QPlainTextEdit(settings.system_prompt)
+        self.system_prompt.setObjectName("settingsSystemPrompt")
+        self.system_prompt.setMaximumHeight(120)
+        self.api_key = QLineEdit()
+        self.api_key.setObjectName("settingsApiKey")
+        self.api_key.setEchoMode(QLineEdit.EchoMode.Password)
+        self.api_key.setPlaceholderText("Leave empty to keep the stored key")
+        self.key_env = QLineEdit(settings.api_key_env or DEFAULT_KEY_ENV)
+        self.key_env.setObjectName("settingsKeyEnv")
+        self.key_note = QLabel()
+        self.key_note.setObjectName("settingsKeyNote")
+        self.key_note.setWordWrap(True)
+        self.error = QLabel()
+        self.error.setObjectName("settingsError")
+        self.error.setWordWrap(True)
+        self.error.setStyleSheet("color: #c62828;")
+        self.error.hide()
+
+        form = QFormLayout()
+        form.addRow("Provider", self.provider)
+        form.addRow("Base URL", self.base_url)
+        form.addRow("Model", self.model)
+        form.addRow("System prompt", self.system_prompt)
+        form.addRow("API key", self.api_key)
+        form.addRow("Key variable", self.key_env)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save
+                                   | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(self.key_note)
+        layout.addWidget(self.error)
+        layout.addWidget(buttons)
+
+        index = self.provider.findData(settings.provider_kind or "openai")
+        self.provider.setCurrentIndex(max(index, 0))
+        self.provider.currentIndexChanged.connect(self._provider_changed)
+        self._update_key_note()
+
+    def _provider_changed(self) -> None:
+        kind = self.provider.currentData()
+        if not self.base_url.text().strip() or self.base_url.text() in DEFAULT_URLS.values():
+            self.base_url.setText(DEFAULT_URLS.get(kind, ""))
+        self._update_key_note()
+
+    def _update_key_note(self) -> None:
+        kind = self.provider.currentData()
+        simulator = kind == "simulator"
+        self.base_url.setEnabled(not simulator)
+        self.api_key.setEnabled(not simulator and keyring_available())
+        env = self.key_env.text().strip() or DEFAULT_KEY_ENV
+        if simulator:
+            self.key_note.setText("The simulator runs inside Continuum on this computer and "
+                                  "needs no key. Its answers are not from a real model.")
+        elif keyring_available():
+            self.key_note.setText("The API key is stored in your system keyring, never in "
+                                  f"Continuum's files. The variable {env}, when set, wins.")
+        else:
+            self.key_note.setText(
+                "This system has no keyring, so Continuum cannot store an API key safely. "
+                f"Set the environment variable {env} to your key before starting Continuum.")
+
+    def result_settings(self) -> Settings:
+        kind = self.provider.currentData()
+        return dataclasses.replace(
+            self._settings,
+            provider_kind=kind,
+            base_url=self.base_url.text().strip(),
+            model=self.model.currentText().strip(),
+            system_prompt=self.system_prompt.toPlainText(),
+            api_key_env=self.key_env.text().strip() or None,
+        )
+
+    def accept(self) -> None:
+        settings = self.result_settings()
+        if settings.provider_kind != "simulator" and not settings.base_url:
+            self._fail("Enter the provider's base URL (for OpenAI: https://api.openai.com/v1).")
+            return
+        key = self.api_key.text()
+        if key:
+            try:
+                set_api_key(settings.key_service(), key,
+                            env_var=settings.api_key_env or DEFAULT_KEY_ENV)
+            except NoKeyringError as err:
+                self._fail(str(err))
+                return
+            finally:
+                self.api_key.clear()  # do not keep the secret in a widget longer than needed
+        super().accept()
+
+    def _fail(self, text: str) -> None:
+        self.error.setText(text)
+        self.error.show()

@@ -1,0 +1,204 @@
+"""Safe Markdown → Qt rich-text HTML, and the split that keeps streaming cheap.
+
+Safety is structural, not a filter over finished HTML: markdown-it runs with raw HTML disabled
+(so ``<script>`` arrives as text), images are never emitted as ``<img>`` (a remote image would be
+a request the user did not make), and a link becomes an anchor only when its scheme is http or
+https — anything else is rendered as its plain text. The view opens anchors only on click.
+
+Streaming: :func:`stable_boundary` finds the end of the last *finished* block (a blank line
+outside a code fence). Text before it never changes its rendering as more tokens arrive, so the
+view renders it once and re-renders only the short tail on every frame.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import get_lexer_by_name
+from pygments.lexers.special import TextLexer
+from pygments.util import ClassNotFound
+
+__all__ = [
+    "COPY_SCHEME",
+    "RenderedHtml",
+    "code_style",
+    "is_safe_link",
+    "render_markdown",
+    "stable_boundary",
+]
+
+COPY_SCHEME = "continuum-copy"
+SAFE_SCHEMES = frozenset({"http", "https"})
+# Pygments on a long unfenced block is the slowest part; beyond this a block stays plain.
+_MAX_HIGHLIGHT = 200_000
+
+
+def is_safe_link(url: str) -> bool:
+    """Only absolute http(s) URLs become clickable (no javascript:, file:, data:, relative)."""
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return False
+    return parts.scheme.lower() in SAFE_SCHEMES and bool(parts.netloc)
+
+
+@dataclass(slots=True)
+class RenderedHtml:
+    """HTML for Qt's rich-text engine plus the source of each code block (for Copy)."""
+
+    html: str
+    code_blocks: list[str] = field(default_factory=list)
+
+
+def code_style(dark: bool) -> str:
+    return "monokai" if dark else "friendly"
+
+
+def _parser() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    md.enable(["table", "strikethrough"])
+    return md
+
+
+_MD = _parser()
+_FORMATTERS: dict[bool, HtmlFormatter[str]] = {}
+
+
+def _formatter(dark: bool) -> HtmlFormatter[str]:
+    formatter = _FORMATTERS.get(dark)
+    if formatter is None:
+        formatter = HtmlFormatter(style=code_style(dark), noclasses=True, nowrap=True)
+        _FORMATTERS[dark] = formatter
+    return formatter
+
+
+class _Renderer:
+    """Per-call render state: the link stack and collected code blocks."""
+
+    def __init__(self, *, dark: bool, code_offset: int) -> None:
+        self.dark = dark
+        self.code_offset = code_offset
+        self.code_blocks: list[str] = []
+        self.link_stack: list[bool] = []
+
+    def install(self, md: MarkdownIt) -> dict[str, Any]:
+        rules = md.renderer.rules
+        saved = {name: rules.get(name) for name in
+                 ("fence", "code_block", "link_open", "link_close", "image", "html_block",
+                  "html_inline")}
+        rules["fence"] = self.fence
+        rules["code_block"] = self.fence
+        rules["link_open"] = self.link_open
+        rules["link_close"] = self.link_close
+        rules["image"] = self.image
+        # Belt and braces: html is disabled, but never let raw HTML through even if enabled.
+        rules["html_block"] = self.raw_html
+        rules["html_inline"] = self.raw_html
+        return saved
+
+    def raw_html(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+        return html.escape(tokens[idx].content)
+
+    def fence(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+        token = tokens[idx]
+        source = token.content
+        language = (token.info or "").strip().split(" ")[0]
+        number = self.code_offset + len(self.code_blocks)
+        self.code_blocks.append(source.rstrip("\n"))
+        body = self._highlight(source.rstrip("\n"), language)
+        bg = "#272822" if self.dark else "#f5f5f5"
+        head = "#3a3b35" if self.dark else "#e8e8e8"
+        label = html.escape(language or "code")
+        return (
+            f'<table width="100%" cellspacing="0" cellpadding="6" bgcolor="{bg}" '
+            f'style="margin-top:4px; margin-bottom:8px;">'
+            f'<tr><td bgcolor="{head}"><span style="font-size:small;">{label}</span>'
+            f'&nbsp;&nbsp;<a href="{COPY_SCHEME}:{number}" style="font-size:small;">Copy</a>'
+            f"</td></tr>"
+            f'<tr><td><pre style="margin:0;">{body}</pre></td></tr></table>\n'
+        )
+
+    def _highlight(self, source: str, language: str) -> str:
+        if not language or len(source) > _MAX_HIGHLIGHT:
+            return html.escape(source)
+        try:
+            lexer = get_lexer_by_name(language, stripnl=False)
+        except ClassNotFound:
+            lexer = TextLexer(stripnl=False)
+        return highlight(source, lexer, _formatter(self.dark)).rstrip("\n")
+
+    def link_open(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+        href = str(tokens[idx].attrGet("href") or "")
+        safe = is_safe_link(href)
+        self.link_stack.append(safe)
+        if not safe:
+            return ""
+        return f'<a href="{html.escape(href, quote=True)}">'
+
+    def link_close(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+        safe = self.link_stack.pop() if self.link_stack else False
+        return "</a>" if safe else ""
+
+    def image(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+        token = tokens[idx]
+        alt = "".join(child.content for child in token.children or ()) or "image"
+        src = str(token.attrGet("src") or "")
+        # Never an <img>: loading it would contact a server the user did not choose to visit.
+        text = f"[image: {alt}]"
+        if is_safe_link(src):
+            return f'<a href="{html.escape(src, quote=True)}">{html.escape(text)}</a>'
+        return html.escape(text)
+
+
+def render_markdown(text: str, *, dark: bool = False, code_offset: int = 0) -> RenderedHtml:
+    """Render ``text`` to inert HTML. ``code_offset`` numbers Copy links across chunks."""
+    renderer = _Renderer(dark=dark, code_offset=code_offset)
+    saved = renderer.install(_MD)
+    try:
+        body = _MD.render(text)
+    finally:
+        _MD.renderer.rules.update({k: v for k, v in saved.items() if v is not None})
+        for name, rule in saved.items():
+            if rule is None:
+                _MD.renderer.rules.pop(name, None)
+    return RenderedHtml(body, renderer.code_blocks)
+
+
+def stable_boundary(text: str, start: int = 0) -> int:
+    """The end of the last finished block in ``text[start:]`` (``start`` if none).
+
+    A block is finished at a blank line outside a fenced code block; ``start`` must itself be
+    such a boundary (or 0). Cost is proportional to ``len(text) - start``.
+    """
+    boundary = start
+    in_fence = False
+    fence_marker = ""
+    pos = start
+    length = len(text)
+    while pos < length:
+        end = text.find("\n", pos)
+        if end < 0:
+            break  # the last line is unfinished: it cannot close a block
+        line = text[pos:end]
+        stripped = line.lstrip(" ")
+        if in_fence:
+            if stripped.startswith(fence_marker) and not stripped.strip(fence_marker[0]).strip():
+                in_fence = False
+                boundary = end + 1  # a closed fence ends a block
+        elif stripped.startswith(("```", "~~~")) and len(line) - len(stripped) < 4:
+            marker = stripped[0]
+            count = len(stripped) - len(stripped.lstrip(marker))
+            in_fence = True
+            fence_marker = marker * count
+        elif not line.strip():
+            boundary = end + 1
+        pos = end + 1
+    return boundary

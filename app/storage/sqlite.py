@@ -294,8 +294,15 @@ class SQLiteSessionStore:
                     f"The conversation database {self._path} is damaged ({problem}). "
                     "It was left untouched: move it aside (or restore a backup) and start again."
                 )
+        connector = aiosqlite.connect(self._path, isolation_level=None)
+        # aiosqlite's worker thread is not a daemon: a process that ends without closing the
+        # store (Qt calls exit() when the display connection breaks) hangs at interpreter exit
+        # waiting for it. Everything committed is already durable, so let the exit proceed.
+        worker = getattr(connector, "_thread", None)
+        if worker is not None and not worker.is_alive():
+            worker.daemon = True
         try:
-            conn = await aiosqlite.connect(self._path, isolation_level=None)
+            conn = await connector
         except sqlite3.Error as err:
             raise self._translate(err) from err
         try:

@@ -344,6 +344,9 @@ class AppServices:
     async def _tracked(
         self, session_id: str, make: Callable[[], AsyncIterator[AgentEvent]]
     ) -> AsyncIterator[AgentEvent]:
+        # The window may already hold this conversation's lock (it holds it while the
+        # conversation is open); then the lock stays after the request, else it is released.
+        held_before = self.locks.held(session_id)
         if not self.locks.acquire(session_id):
             raise SessionLockedError()
         self._running.add(session_id)
@@ -396,7 +399,8 @@ class AppServices:
             with contextlib.suppress(Exception):
                 await journal.clear_running(session_id)
             self._running.discard(session_id)
-            self.locks.release(session_id)
+            if not held_before:
+                self.locks.release(session_id)
 
     # --- export -------------------------------------------------------------------------------
 

@@ -24,12 +24,13 @@ from app import (
     RunStartedEvent,
     TextDeltaEvent,
     ToolCallEvent,
+    ToolMessage,
     ToolResultEvent,
 )
 from app.resume import ResumeKind
 from app.workspace import AppServices, ResumeInfo
 
-from .transcript.model import TranscriptModel
+from .transcript.model import ItemKind, ToolState, TranscriptModel
 
 __all__ = ["ConversationController"]
 
@@ -70,6 +71,7 @@ class ConversationController(QObject):
         self._helpers: set[asyncio.Task[Any]] = set()
         self.last_error: str | None = None
         self.resume_info: ResumeInfo | None = None
+        self._shutting_down = False
 
     # --- state -----------------------------------------------------------------------------
 
@@ -238,13 +240,50 @@ class ConversationController(QObject):
             err = task.exception()
             log.error("request task failed", exc_info=err)
             self.statusMessage.emit(str(err) or type(err).__name__)
+        if self._shutting_down:  # closing: the store is about to close under it
+            self.busyChanged.emit(False)
+            return
+        if self.session_id is not None and not self.read_only:
+            # The request released the conversation's cross-process lock as it ended; the
+            # conversation is still open here, so keep a second copy from resuming it.
+            self.read_only = not self.services.try_lock_session(self.session_id)
         self.busyChanged.emit(False)
         self.spawn(self._after_run())
 
     async def _after_run(self) -> None:
+        await self._settle_tool_cards()
         await self.refresh_resume()
         self.sessionsChanged.emit()
         self.runFinished.emit()
+
+    async def _settle_tool_cards(self) -> None:
+        """After Stop or a failure during tools: show how each still-"running" card ended.
+
+        The core answers such calls in the history (cancelled, or failed) but emits no event for
+        them, so the cards are settled from the saved history; a call without a saved answer
+        may or may not have happened.
+        """
+        session_id = self.session_id
+        running = [item for item in self.model.items()
+                   if item.kind is ItemKind.TOOL and item.state is ToolState.RUNNING]
+        if session_id is None or not running:
+            return
+        history = await self.services.history(session_id)
+        if session_id != self.session_id:
+            return
+        for message in history:
+            if isinstance(message, ToolMessage):
+                card = self.model.tool_item(message.tool_call_id)
+                if card is not None and card.state is ToolState.RUNNING:
+                    self.model.tool_result(message)
+        for card in running:
+            if card.state is ToolState.RUNNING:
+                card.state = ToolState.UNKNOWN
+                card.touch()
+                row = self.model.row_of(card)
+                if row >= 0:
+                    index = self.model.index(row, 0)
+                    self.model.dataChanged.emit(index, index)
 
     async def _consume(self, make: Callable[[str], AsyncIterator[AgentEvent]]) -> None:
         session_id = self.session_id
@@ -285,6 +324,7 @@ class ConversationController(QObject):
 
     async def shutdown(self) -> None:
         """Cancel the running request and helpers (bounded), for closing the window."""
+        self._shutting_down = True
         tasks = [t for t in (self._task, *self._helpers) if t is not None and not t.done()]
         for task in tasks:
             task.cancel()

@@ -133,7 +133,10 @@ class MainWindow(QMainWindow):
         self.settings_action = self._action(file_menu, "&Settings…", self.open_settings,
                                             "Ctrl+,", "settingsAction")
         file_menu.addSeparator()
-        self._action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit, "quitAction")
+        self.quit_action = self._action(file_menu, "&Quit", self.close, None, "quitAction")
+        # Qt's Quit binding is empty on the Windows key scheme (also offscreen): keep Ctrl+Q.
+        self.quit_action.setShortcuts(
+            QKeySequence.keyBindings(QKeySequence.StandardKey.Quit) or [QKeySequence("Ctrl+Q")])
         edit_menu = bar.addMenu("&Edit")
         self.find_action = self._action(edit_menu, "&Search conversations", self.focus_search,
                                         QKeySequence.StandardKey.Find, "findAction")

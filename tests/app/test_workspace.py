@@ -204,3 +204,17 @@ async def test_no_provider_gives_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(Exception, match="No model provider is set up yet"):
         await drain(svc.stream(session.id, "hi"))
     await svc.close()
+
+
+async def test_a_request_keeps_a_lock_the_window_already_held(services: AppServices,
+                                                              tmp_path: Path) -> None:
+    session = await services.new_session()
+    assert services.try_lock_session(session.id)  # the window opened the conversation
+    await drain(services.stream(session.id, "hello"))
+    other = SessionLocks(services.data_dir / "locks")
+    assert other.is_locked_elsewhere(session.id)  # still ours after the request
+    services.release_session(session.id)
+    assert not other.is_locked_elsewhere(session.id)
+    # Without a lock held before, the request releases the one it took.
+    await drain(services.stream(session.id, "again"))
+    assert not other.is_locked_elsewhere(session.id)

@@ -316,8 +316,10 @@ class ConversationController(QObject):
         elif isinstance(event, ModelStoppedEvent):
             model.finish_streaming(stop_reason=str(event.stop_reason))
         elif isinstance(event, RetryEvent):
+            # Tenths: a 0.2 s Retry-After must not read "trying again in 0 s".
+            delay = f"{event.delay:.1f}".removesuffix(".0")
             self.statusMessage.emit(
-                f"{event.error} — trying again in {event.delay:.0f} s (attempt {event.attempt})")
+                f"{event.error} — trying again in {delay} s (attempt {event.attempt})")
         elif isinstance(event, RunStartedEvent):
             if event.resume_kind is ResumeKind.CONTINUE_RESPONSE:
                 model.continue_joined()

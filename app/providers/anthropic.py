@@ -61,8 +61,8 @@ def _loads(data: str, what: str) -> Any:
         return json.loads(data)
     except (json.JSONDecodeError, RecursionError) as err:
         raise ProviderStreamError(
-            f"Anthropic sent {what} that is not valid JSON ({data[:80]!r}). "
-            "The answer was cut; try again."
+            f"Anthropic sent {what} that is not valid JSON, so the answer was cut. Try "
+            "again; if it keeps happening, the server may not fully support this API."
         ) from err
 
 

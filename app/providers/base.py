@@ -259,7 +259,7 @@ def error_from_response(
     if status in (400, 413, 422):
         if _is_context_overflow(message, kind, code):
             return ProviderContextLengthError(
-                f"{where}: the conversation no longer fits model {model!r}'s context window "
+                f"{where}: the conversation no longer fits the context window of model {model!r} "
                 f"({detail}). Start a new conversation or shorten this one.",
                 retryable=False,
                 **common,
@@ -319,7 +319,7 @@ def error_from_event(
         return ProviderAuthError(f"{where}: {detail}. Check the API key in Settings.")
     if _is_context_overflow(message, kind, code):
         return ProviderContextLengthError(
-            f"{where}: the conversation no longer fits model {model!r}'s context window "
+            f"{where}: the conversation no longer fits the context window of model {model!r} "
             f"({detail}). Start a new conversation or shorten this one."
         )
     if kind in ("invalid_request_error", "not_found_error", "request_too_large"):
@@ -516,7 +516,7 @@ class HTTPModel:
             )
         if isinstance(err, httpx.RemoteProtocolError | httpx.ReadError | httpx.WriteError):
             return ProviderConnectionError(
-                f"The connection to {where} broke while the answer was streaming. "
+                f"{where} closed the connection before the answer was complete. "
                 "Check your network and try again."
             )
         return ProviderConnectionError(

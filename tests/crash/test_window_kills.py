@@ -1,0 +1,290 @@
+"""``kill -9`` the real app (offscreen window, real composer, real database), then relaunch it.
+
+Each test starts :mod:`tests.crash.window_child` — a QApplication on the app's event loop with
+the real ``MainWindow(AppServices(...))`` and its in-process simulator — which types a message
+into the composer and sends it. At the milestone (the streamed text on screen, or a tool that
+has made its durable side effect and is still running) this process sends SIGKILL. Then, in
+this process (a fresh one for the database):
+
+* ``PRAGMA integrity_check`` is ``ok`` and sequence numbers are contiguous;
+* the real window opens on the data folder (with a fresh simulator) and shows the Resume bar
+  saying that Continuum closed unexpectedly, with the interrupted draft (a prefix of what the
+  child had on screen) or the tool that may or may not have run;
+* clicking Resume finishes the answer and hides the bar; the tool's side effect happened
+  exactly once; the journal is clean and the file is still intact.
+
+Three rounds per kill point (the streaming rounds stop at different lengths).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import keyring
+import pytest
+
+from app import AssistantMessage, ToolMessage, UserMessage
+from app.resume import RECOVERED_TOOL_TEXT
+from app.simulator import Reply, Simulator
+from app.storage.journal import StopKind
+from app.workspace import DATABASE_FILE
+from tests.crash import window_child
+from tests.ui.helpers import LOOPS, MemoryKeyring, close_window, open_window, until
+from ui.transcript.model import ItemKind, ToolState
+
+T = TypeVar("T")
+CHILD = Path(window_child.__file__)
+ROOT = Path(__file__).resolve().parents[2]
+MILESTONE_TIMEOUT = 40.0
+RESUMED = "Here is the whole answer, after the crash."
+#: Words on screen when the stream stalls, per streaming round (None: the whole answer).
+STREAM_WORDS = (6, 17, None)
+
+
+# --- fixtures (tests/ui's conftest is not in scope here; conftests must not import each other)
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    previous = keyring.get_keyring()
+    keyring.set_keyring(MemoryKeyring())
+    for name in ("XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
+        monkeypatch.setenv(name, str(tmp_path / name.lower()))
+    yield
+    keyring.set_keyring(previous)
+
+
+@pytest.fixture
+def run(qapp: Any) -> Iterator[Callable[..., Any]]:
+    """``run(coro)`` on the app's qasync loop; loop errors fail the test."""
+    import asyncio
+
+    from ui.eventloop import ContinuumEventLoop
+
+    loop = ContinuumEventLoop(qapp)
+    LOOPS.append(loop)  # kept for the whole session (ENVIRONMENT.md)
+    errors: list[dict[str, Any]] = []
+    loop.set_exception_handler(lambda _loop, context: errors.append(context))
+    asyncio.set_event_loop(loop)
+
+    def runner(coro: Awaitable[T], timeout: float = 30.0) -> T:
+        return loop.run_until_complete(asyncio.wait_for(coro, timeout))
+
+    yield runner
+    loop.close()
+    asyncio.set_event_loop(None)
+    assert not errors, f"event loop errors: {errors}"
+
+
+# --- the child ---------------------------------------------------------------------------------
+
+
+def kill_at(data_dir: Path, scenario: str, log: Path, milestone: str) -> dict[str, Any]:
+    """Run the real app in a child, SIGKILL it when it prints ``milestone``; what it said."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    env["QT_QPA_PLATFORM"] = "offscreen"
+    stderr_path = data_dir.parent / "child.stderr"
+    with open(stderr_path, "wb") as stderr:
+        proc = subprocess.Popen(
+            [sys.executable, str(CHILD), str(data_dir), scenario, str(log)],
+            stdout=subprocess.PIPE, stderr=stderr, text=True, env=env, cwd=ROOT,
+        )
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        for raw in proc.stdout:
+            lines.put(raw.rstrip("\n"))
+        lines.put(None)
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    seen: list[str] = []
+    reached = False
+    deadline = time.monotonic() + MILESTONE_TIMEOUT
+    try:
+        while not reached:
+            try:
+                line = lines.get(timeout=max(0.01, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            if line is None:
+                break
+            seen.append(line)
+            reached = line.split(" ", 1)[0] == milestone
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        reader.join(timeout=30)
+        assert proc.stdout is not None
+        proc.stdout.close()
+    tail = stderr_path.read_text(errors="replace")[-3000:]
+    assert reached, f"milestone {milestone} not reached; child said {seen}; stderr: {tail}"
+    assert proc.returncode == -signal.SIGKILL, f"exit {proc.returncode}: {tail}"
+    said: dict[str, Any] = {"lines": seen, "session": None, "screen": None}
+    for line in seen:
+        word, _, rest = line.partition(" ")
+        if word == "SESSION":
+            said["session"] = rest
+        elif word == "SCREEN":
+            said["screen"] = json.loads(rest)
+    assert said["session"], seen
+    return said
+
+
+# --- checks on the file, before and after the relaunch -------------------------------------
+
+
+def integrity(db: Path) -> str:
+    with sqlite3.connect(db) as conn:
+        return str(conn.execute("PRAGMA integrity_check").fetchone()[0])
+
+
+def seqs_of(db: Path, session_id: str) -> list[int]:
+    with sqlite3.connect(db) as conn:
+        return [r[0] for r in conn.execute(
+            "SELECT seq FROM messages WHERE session_id = ? ORDER BY seq", (session_id,))]
+
+
+def side_effects(log: Path) -> list[str]:
+    return log.read_text().split() if log.exists() else []
+
+
+def assert_crash_bar(window: Any, session_id: str) -> None:
+    bar = window.resume_bar
+    assert window.controller.session_id == session_id
+    assert not window.controller.read_only  # the dead child's lock went with it
+    text = bar.message.text()
+    assert text.startswith("Continuum closed unexpectedly"), text
+    assert bar.resume_button.isVisible() and bar.resume_button.text() == "Resume"
+    assert bar.info is not None and bar.info.stop is not None
+    assert bar.info.stop.kind is StopKind.CRASHED
+
+
+async def resume_and_finish(window: Any, session_id: str) -> list[Any]:
+    """Click the real Resume button; wait for the answer; the bar hides. The history after."""
+    model = window.transcript_model
+    window.resume_bar.resume_button.click()
+    assert window.controller.busy
+    await until(lambda: not window.controller.busy, 20, "the resumed answer")
+    await until(lambda: not window.resume_bar.isVisible(), 10, "the bar hides")
+    last = model.item(model.rowCount() - 1)
+    assert last.kind is ItemKind.ASSISTANT and last.text == RESUMED, last
+    assert window.controller.last_error is None
+    info = await window.services.resume_info(session_id)
+    assert info.point is None and info.blocked_reason == "completed", info
+    assert info.stop is None and info.draft is None, info
+    history: list[Any] = await window.services.history(session_id)
+    return history
+
+
+# --- the tests ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("round_", range(3))
+def test_kill_real_app_while_streaming(run: Any, tmp_path: Path, round_: int) -> None:
+    data_dir, log = tmp_path / "data", tmp_path / "side_effects.log"
+    words = STREAM_WORDS[round_]
+    said = kill_at(data_dir, "streaming" + (f":{words}" if words else ""), log, "STREAMING")
+    session_id, screen = said["session"], said["screen"]
+    answer_words = window_child.answer_words(f"streaming:{words}" if words else "streaming")
+    assert screen == "".join(answer_words)  # the child showed exactly what was streamed
+    db = data_dir / DATABASE_FILE
+    assert integrity(db) == "ok"
+    assert seqs_of(db, session_id) == [1]  # the question; the unfinished answer is a draft
+
+    async def relaunch() -> None:
+        async with Simulator() as sim:
+            window = await open_window(data_dir, sim.openai_base_url)
+            try:
+                await until(window.resume_bar.isVisible, 10, "the Resume bar at launch")
+                assert_crash_bar(window, session_id)
+                model = window.transcript_model
+                assert [i.kind for i in model.items()] == [ItemKind.USER, ItemKind.DRAFT]
+                assert model.item(0).text == window_child.USER_TEXT
+                draft = model.item(1).text
+                # What was on screen at the last throttled save: a prefix of the child's screen.
+                assert draft and screen.startswith(draft), (draft, screen)
+                assert "closed unexpectedly" in model.item(1).detail
+
+                sim.enqueue(Reply(text=RESUMED))
+                history = await resume_and_finish(window, session_id)
+                assert [type(m) for m in history] == [UserMessage, AssistantMessage]
+                assert history[0] == UserMessage(window_child.USER_TEXT)
+                assert history[1].content == RESUMED
+                # The draft was never sent to the model: only the saved question was.
+                sent = [m for m in sim.model_requests()[-1].json()["messages"]
+                        if m["role"] != "system"]
+                assert [m["role"] for m in sent] == ["user"], sent
+                seqs = [r.seq for r in await window.services.storage.storage.load_records(
+                    session_id)]
+                assert seqs == [1, 2]
+            finally:
+                await close_window(window)
+
+    run(relaunch(), timeout=45)
+    assert side_effects(log) == []
+    assert integrity(db) == "ok"
+
+
+@pytest.mark.parametrize("round_", range(3))
+def test_kill_real_app_mid_tool(run: Any, tmp_path: Path, round_: int) -> None:
+    data_dir, log = tmp_path / "data", tmp_path / "side_effects.log"
+    tag = window_child.TOOL_TAG
+    said = kill_at(data_dir, "mid_tool", log, "IN_TOOL")
+    session_id = said["session"]
+    assert side_effects(log) == [tag]  # the tool ran once before the kill
+    db = data_dir / DATABASE_FILE
+    assert integrity(db) == "ok"
+    assert seqs_of(db, session_id) == [1, 2]  # the question and the call; no result
+
+    async def relaunch() -> None:
+        async with Simulator() as sim:
+            window = await open_window(data_dir, sim.openai_base_url)
+
+            def note(tag: str) -> str:
+                """Write a note (the same side-effect log: a rerun would show twice)."""
+                window_child.durable_append(str(log), tag)
+                return f"noted {tag}"
+
+            window.services.client.tools = (note,)
+            try:
+                await until(window.resume_bar.isVisible, 10, "the Resume bar at launch")
+                assert_crash_bar(window, session_id)
+                tools = window.resume_bar.tools
+                assert tools.isVisible()
+                assert "may or may not have run" in tools.text(), tools.text()
+                assert "<b>note</b>" in tools.text() and tag in tools.text(), tools.text()
+                cards = [i for i in window.transcript_model.items() if i.kind is ItemKind.TOOL]
+                assert [(c.call.name, c.state) for c in cards] == [("note", ToolState.UNKNOWN)]
+
+                sim.enqueue(Reply(text=RESUMED))
+                history = await resume_and_finish(window, session_id)
+                assert [type(m) for m in history] == [
+                    UserMessage, AssistantMessage, ToolMessage, AssistantMessage]
+                assert history[1].tool_calls[0].id == f"call_{tag}"
+                recovered = history[2]
+                assert isinstance(recovered, ToolMessage)
+                assert recovered.content == RECOVERED_TOOL_TEXT and not recovered.success
+                seqs = [r.seq for r in await window.services.storage.storage.load_records(
+                    session_id)]
+                assert seqs == [1, 2, 3, 4]
+            finally:
+                await close_window(window)
+
+    run(relaunch(), timeout=45)
+    assert side_effects(log) == [tag]  # exactly once: the resume did not run it again
+    assert integrity(db) == "ok"

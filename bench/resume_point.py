@@ -53,7 +53,8 @@ async def measure(repeats: int = 200) -> dict[str, Any]:
                 await store.append_many(f"s{size}", "bench", messages[start : start + 5_000])
         results: dict[str, Any] = {}
         for size in SIZES:
-            agent = await Agent.create(ScriptedModel(), AgentRunConfig(f"s{size}"), extensions=[ext])
+            agent = await Agent.create(ScriptedModel(), AgentRunConfig(f"s{size}"),
+                                       extensions=[ext])
             await agent.resume_point()  # warm the page cache like a user reopening the app
             samples = []
             for _ in range(repeats):

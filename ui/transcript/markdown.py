@@ -15,16 +15,15 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
-from pygments import highlight
-from pygments.formatters import HtmlFormatter
-from pygments.lexers import get_lexer_by_name
-from pygments.lexers.special import TextLexer
-from pygments.util import ClassNotFound
+# markdown-it and Pygments are imported on first use, not at startup: together they cost
+# ~20 ms of import before the window could show, for text that is rendered later.
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
+    from pygments.formatters import HtmlFormatter
 
 __all__ = [
     "COPY_SCHEME",
@@ -63,18 +62,30 @@ def code_style(dark: bool) -> str:
 
 
 def _parser() -> MarkdownIt:
+    from markdown_it import MarkdownIt
+
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
     md.enable(["table", "strikethrough"])
     return md
 
 
-_MD = _parser()
+_PARSERS: list[MarkdownIt] = []
+
+
+def _md() -> MarkdownIt:
+    if not _PARSERS:
+        _PARSERS.append(_parser())
+    return _PARSERS[0]
+
+
 _FORMATTERS: dict[bool, HtmlFormatter[str]] = {}
 
 
 def _formatter(dark: bool) -> HtmlFormatter[str]:
     formatter = _FORMATTERS.get(dark)
     if formatter is None:
+        from pygments.formatters import HtmlFormatter
+
         formatter = HtmlFormatter(style=code_style(dark), noclasses=True, nowrap=True)
         _FORMATTERS[dark] = formatter
     return formatter
@@ -129,6 +140,11 @@ class _Renderer:
     def _highlight(self, source: str, language: str) -> str:
         if not language or len(source) > _MAX_HIGHLIGHT:
             return html.escape(source)
+        from pygments import highlight
+        from pygments.lexers import get_lexer_by_name
+        from pygments.lexers.special import TextLexer
+        from pygments.util import ClassNotFound
+
         try:
             lexer = get_lexer_by_name(language, stripnl=False)
         except ClassNotFound:
@@ -161,14 +177,15 @@ class _Renderer:
 def render_markdown(text: str, *, dark: bool = False, code_offset: int = 0) -> RenderedHtml:
     """Render ``text`` to inert HTML. ``code_offset`` numbers Copy links across chunks."""
     renderer = _Renderer(dark=dark, code_offset=code_offset)
-    saved = renderer.install(_MD)
+    md = _md()
+    saved = renderer.install(md)
     try:
-        body = _MD.render(text)
+        body = md.render(text)
     finally:
-        _MD.renderer.rules.update({k: v for k, v in saved.items() if v is not None})
+        md.renderer.rules.update({k: v for k, v in saved.items() if v is not None})
         for name, rule in saved.items():
             if rule is None:
-                _MD.renderer.rules.pop(name, None)
+                md.renderer.rules.pop(name, None)
     return RenderedHtml(body, renderer.code_blocks)
 
 

@@ -10,6 +10,7 @@ only http/https ones leave the app (through the desktop's browser).
 from __future__ import annotations
 
 import html
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +24,7 @@ from PySide6.QtCore import (
     QRectF,
     QSize,
     Qt,
+    QTimer,
     QUrl,
     Signal,
 )
@@ -31,6 +33,7 @@ from PySide6.QtGui import (
     QColor,
     QDesktopServices,
     QFont,
+    QFontMetricsF,
     QGuiApplication,
     QMouseEvent,
     QPainter,
@@ -49,7 +52,7 @@ from PySide6.QtWidgets import (
 )
 
 from .markdown import COPY_SCHEME, is_safe_link, render_markdown, stable_boundary
-from .model import ItemKind, Roles, ToolState, TranscriptItem
+from .model import ItemKind, Roles, ToolState, TranscriptItem, TranscriptModel
 
 __all__ = ["MessageRender", "TranscriptDelegate", "TranscriptView", "is_dark"]
 
@@ -58,6 +61,15 @@ OUTER_X, OUTER_Y, PAD = 10, 4, 10
 # Beyond this a message is shown as plain text, cut, with a note: a 10 MB paste must not stall
 # the UI for seconds in the Markdown parser (the full text is saved and exported unchanged).
 MAX_RENDERED_CHARS = 100_000
+# Rendered rows kept at once (least recently used go first). A rendered row holds Qt text
+# documents (tens of KB each): keeping one per row of a 10,000-message conversation took
+# ~800 MB. Rows without a render are laid out with an estimated height; painting a row renders
+# it and corrects its height on the next loop turn.
+MAX_RENDERS = 300
+# While the view follows the end (how a conversation opens), these last rows are measured
+# exactly, so what first appears on screen is already laid out right.
+EXACT_TAIL = 12
+ESTIMATE_WIDTH_SLACK = 40
 
 _STOP_WORDS = {
     "interrupted": "The answer was cut off here (the connection or the app stopped).",
@@ -95,6 +107,19 @@ def _document(html_text: str, width: float, font: Any, css: str) -> QTextDocumen
     return doc
 
 
+def _visible_rect(painter: QPainter) -> QRectF | None:
+    """The painter's device area in its current (logical) coordinates; ``None``: unknown."""
+    device: Any = painter.device()
+    if device is None:
+        return None
+    inverse, invertible = painter.worldTransform().inverted()
+    if not invertible:
+        return None
+    # Device pixels (not divided by the pixel ratio): a larger area only means more drawing.
+    area = QRectF(0, 0, device.width(), device.height())
+    return inverse.mapRect(area).adjusted(-1, -1, 1, 1)
+
+
 def _css(palette: QPalette) -> str:
     link = palette.color(QPalette.ColorRole.Link).name()
     return (
@@ -120,6 +145,7 @@ class MessageRender:
     stable_code: int = 0  # code blocks inside the stable chunks
     version: int = -1
     last_rendered_chars: int = 0  # how much Markdown the latest update parsed (tests, bench)
+    cut: bool = False  # shown as plain text cut at MAX_RENDERED_CHARS (chunks: text, note)
 
     def docs(self) -> list[QTextDocument]:
         parts = [self.header] if self.header is not None else []
@@ -145,12 +171,23 @@ class TranscriptDelegate(QStyledItemDelegate):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._renders: dict[int, MessageRender] = {}
+        self._renders: OrderedDict[int, MessageRender] = OrderedDict()
+        # uid -> (version, width, exact, size): what sizeHint answered, so a relayout of
+        # thousands of rows is a dictionary lookup per row.
+        self._sizes: dict[int, tuple[int, int, bool, QSize]] = {}
+        self._metrics: tuple[float, float, float] | None = None  # reset by forget()
+        self._fix: list[QPersistentModelIndex] = []
+        self._fix_timer = QTimer(self)
+        self._fix_timer.setSingleShot(True)
+        self._fix_timer.setInterval(0)
+        self._fix_timer.timeout.connect(self._fix_sizes)
 
     # --- rendering -------------------------------------------------------------------------
 
     def forget(self) -> None:
         self._renders.clear()
+        self._sizes.clear()
+        self._metrics = None
 
     def render_for(self, item: TranscriptItem, width: float, option: QStyleOptionViewItem,
                    ) -> MessageRender:
@@ -159,6 +196,10 @@ class TranscriptDelegate(QStyledItemDelegate):
         if render is None or render.dark != dark:
             render = MessageRender(width, dark)
             self._renders[item.uid] = render
+            while len(self._renders) > MAX_RENDERS:
+                self._renders.popitem(last=False)
+        else:
+            self._renders.move_to_end(item.uid)
         if render.version != item.version:
             self._update(render, item, option)
             render.version = item.version
@@ -184,14 +225,25 @@ class TranscriptDelegate(QStyledItemDelegate):
             return
         text = item.text
         if len(text) > MAX_RENDERED_CHARS:
-            shown = html.escape(text[:MAX_RENDERED_CHARS])
             more = len(text) - MAX_RENDERED_CHARS
-            body = (f'<pre style="white-space: pre-wrap;">{shown}</pre><p><i>… {more:,} more '
-                    "characters (saved in full; export the conversation to see them)</i></p>")
-            render.chunks = [_document(body, width, font, css)]
-            render.stable_text, render.code_blocks, render.stable_code = "", [], 0
+            note = _document(f"<p><i>… {more:,} more characters (saved in full; export the "
+                             "conversation to see them)</i></p>", width, font, css)
+            shown = text[:MAX_RENDERED_CHARS]
+            if render.cut and len(render.chunks) == 2 and render.stable_text == shown:
+                # Still growing past the cut (a long stream): the shown part is unchanged;
+                # only the count in the note changes. Re-rendering 100k characters per frame
+                # stalled the loop for ~40 ms.
+                render.chunks[1] = note
+                render.last_rendered_chars = 0
+                return
+            body = f'<pre style="white-space: pre-wrap;">{html.escape(shown)}</pre>'
+            render.chunks = [_document(body, width, font, css), note]
+            render.stable_text, render.code_blocks, render.stable_code = shown, [], 0
+            render.cut = True
             render.last_rendered_chars = MAX_RENDERED_CHARS
             return
+        if render.cut:
+            render.chunks, render.stable_text, render.cut = [], "", False
         if not render.chunks or not text.startswith(render.stable_text):
             render.chunks, render.code_blocks = [], []
             render.stable_text, render.stable_code = "", 0
@@ -270,19 +322,77 @@ class TranscriptDelegate(QStyledItemDelegate):
 
     def sizeHint(self, option: QStyleOptionViewItem,
                  index: QModelIndex | QPersistentModelIndex) -> QSize:
-        item = self._item(index)
+        # Called for every row on each relayout: keep the common path to a dictionary lookup.
+        model = index.model()
+        if isinstance(model, TranscriptModel):
+            row = index.row()
+            item: TranscriptItem | None = model.item(row) if 0 <= row < model.rowCount() else None
+        else:
+            item = self._item(index)
         if item is None:
             return QSize(0, 0)
         width = self._content_width(option)
+        view = self.parent()
         if width <= 60:
-            view = self.parent()
             width = float(view.viewport().width() - 2 * OUTER_X - 2 * PAD) if isinstance(
                 view, QAbstractItemView) else 400.0
-        render = self.render_for(item, width, option)
+        key = int(width)
+        cached = self._sizes.get(item.uid)
+        rendered = item.uid in self._renders
+        if cached is not None and cached[0] == item.version and (
+                cached[1] == key if cached[2] or rendered
+                # An estimate survives a small width change (a scroll bar appearing).
+                else abs(cached[1] - key) < ESTIMATE_WIDTH_SLACK):
+            if cached[2] or not rendered:
+                return cached[3]
+        exact = rendered or item.streaming or (
+            isinstance(view, TranscriptView) and view.following and model is not None
+            and index.row() >= model.rowCount() - EXACT_TAIL)
+        if exact:
+            body = self.render_for(item, width, option).height()
+        else:
+            body = self._estimate(item, width, option)
         pad = 4 if item.kind is ItemKind.NOTE else PAD
         top = 0 if item.joined else OUTER_Y
-        return QSize(int(width) + 2 * (OUTER_X + PAD),
-                     int(render.height()) + 2 * pad + top + OUTER_Y)
+        size = QSize(key + 2 * (OUTER_X + PAD), int(body) + 2 * pad + top + OUTER_Y)
+        self._sizes[item.uid] = (item.version, key, exact, size)
+        return size
+
+    def _estimate(self, item: TranscriptItem, width: float,
+                  option: QStyleOptionViewItem) -> float:
+        """A row's height without rendering it (lines of wrapped text); painting corrects it."""
+        metrics = self._metrics
+        if metrics is None:
+            normal, small = QFontMetricsF(option.font), QFont(option.font)
+            small.setPointSizeF(max(small.pointSizeF() * 0.85, 6.0))
+            metrics = (normal.lineSpacing(), max(normal.averageCharWidth(), 1.0),
+                       QFontMetricsF(small).lineSpacing())
+            self._metrics = metrics
+        line, char, small_line = metrics
+        header = small_line if self._header_html(item) else 0.0
+        footer = small_line if self._footer_html(item) else 0.0
+        if item.kind is ItemKind.NOTE:
+            return header
+        if item.kind is ItemKind.TOOL:
+            if not item.expanded:
+                return header + footer + line + 6
+            text = f"{item.arguments_text}\n{item.result or ''}"
+            return header + footer + (text.count("\n") + 6) * line
+        text = item.text
+        length = min(len(text), MAX_RENDERED_CHARS)
+        per_line = max(int(width / char), 10)
+        lines = text.count("\n", 0, length) + length / per_line + 1
+        paragraphs = text.count("\n\n", 0, length) + 1
+        return header + footer + lines * line + paragraphs * 6
+
+    def _fix_sizes(self) -> None:
+        """Rows painted with an estimated height: relayout (their exact height is now known)."""
+        fix, self._fix = self._fix, []
+        for persistent in fix:
+            model = persistent.model()
+            if persistent.isValid() and model is not None:
+                self.sizeHintChanged.emit(model.index(persistent.row(), persistent.column()))
+                return  # one signal relayouts the whole view
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem,
               index: QModelIndex | QPersistentModelIndex) -> None:
@@ -290,6 +400,10 @@ class TranscriptDelegate(QStyledItemDelegate):
         if item is None:
             return
         render = self.render_for(item, self._content_width(option), option)
+        cached = self._sizes.get(item.uid)
+        if cached is not None and not cached[2]:
+            self._fix.append(QPersistentModelIndex(index))
+            self._fix_timer.start()
         palette = option.palette
         dark = render.dark
         painter.save()
@@ -315,19 +429,30 @@ class TranscriptDelegate(QStyledItemDelegate):
         y = card.top() + pad
         text_colour = palette.color(QPalette.ColorRole.Text)
         muted = palette.color(QPalette.ColorRole.PlaceholderText)
+        visible = _visible_rect(painter)
+        left = card.left() + PAD
         for doc in render.docs():
+            height = doc.size().height()
+            # Draw only what the device can show: a long answer is a tall row, and drawing
+            # all of it every frame made a delta's cost grow with the answer's length.
+            clip = QRectF(0, 0, doc.textWidth(), height)
+            if visible is not None:
+                clip = clip.intersected(visible.translated(-left, -y))
+            if clip.isEmpty():
+                y += height
+                continue
             painter.save()
-            painter.translate(QPointF(card.left() + PAD, y))
+            painter.translate(QPointF(left, y))
             ctx = QAbstractTextDocumentLayout.PaintContext()
             pal = QPalette(palette)
             colour = muted if (doc is render.header or doc is render.footer
                                or item.kind is ItemKind.NOTE) else text_colour
             pal.setColor(QPalette.ColorRole.Text, colour)
             ctx.palette = pal
-            ctx.clip = QRectF(0, 0, doc.textWidth(), doc.size().height())
+            ctx.clip = clip
             doc.documentLayout().draw(painter, ctx)
             painter.restore()
-            y += doc.size().height()
+            y += height
         painter.restore()
 
     @staticmethod
@@ -418,7 +543,10 @@ class TranscriptView(QListView):
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setUniformItemSizes(False)
-        self.setResizeMode(QListView.ResizeMode.Adjust)
+        # Heights depend on the width only: resizeEvent relayouts when the width changes.
+        # (Adjust would also relayout every row 100 ms after any height change.)
+        self.setResizeMode(QListView.ResizeMode.Fixed)
+        self._laid_out_width = -1
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setMouseTracking(True)
@@ -473,7 +601,15 @@ class TranscriptView(QListView):
 
     def resizeEvent(self, event: Any) -> None:
         super().resizeEvent(event)
-        self.doItemsLayout()  # wrapped text changes height with the width
+        width = self.viewport().width()
+        if width != self._laid_out_width:
+            self._laid_out_width = width
+            self.doItemsLayout()  # wrapped text changes height with the width
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.FontChange:
+            self.delegate.forget()
+        super().changeEvent(event)
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:
         super().mouseMoveEvent(event)

@@ -1,0 +1,67 @@
+"""Cold start to window shown: the real app against a bare PySide6 ``QMainWindow``.
+
+Each launch is a fresh ``python -m bench._start …`` subprocess (offscreen), timed from spawn to
+the ``shown`` line its first event-loop turn after ``show()`` prints. Launches alternate between
+the two so drift hits both alike; one unmeasured launch of each first writes bytecode caches
+(into a private ``PYTHONPYCACHEPREFIX``: this machine sets ``PYTHONDONTWRITEBYTECODE``, which
+would otherwise make every launch recompile the app's sources — an installed app has its
+``.pyc`` files). The page cache is warm; dropping it needs root and disturbs the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _launch(args: list[str], env: dict[str, str]) -> float:
+    started = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "bench._start", *args], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    elapsed = time.perf_counter() - started
+    proc.wait(30)
+    if line.strip() != "shown":
+        raise RuntimeError(f"launch {args[0]} did not show its window (exit {proc.returncode})")
+    return elapsed
+
+
+def measure(launches: int = 7) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONPYCACHEPREFIX=f"{tmp}/pyc")
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        data = f"{tmp}/data"
+        app_args, bare_args = ["app", data], ["bare"]
+        _launch(bare_args, env)  # bytecode caches; the data folder is created by the app's
+        _launch(app_args, env)
+        app_s, bare_s = [], []
+        for _ in range(launches):
+            bare_s.append(_launch(bare_args, env))
+            app_s.append(_launch(app_args, env))
+    app_ms, bare_ms = statistics.median(app_s) * 1000, statistics.median(bare_s) * 1000
+    return {"launches": launches, "app_ms": app_ms, "bare_ms": bare_ms,
+            "ratio": app_ms / bare_ms,
+            "app_samples_ms": [s * 1000 for s in app_s],
+            "bare_samples_ms": [s * 1000 for s in bare_s]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--launches", type=int, default=7)
+    args = parser.parse_args()
+    print(json.dumps(measure(args.launches), indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+"""Streaming N tokens (default 20,000) at full speed into the real window, against the same
+stream read by plain ``httpx`` + ``httpx-sse`` and thrown away.
+
+The simulator runs in its own process (``python -m app.simulator --default tokens=N``), as a
+remote provider would: it does not share this process's GIL or event loop. Both runs happen
+here, on the app's qasync loop over an offscreen QApplication, with a 5 ms precise QTimer
+probe; the longest gap between two ticks is the worst event-loop stall.
+
+The app run is the real path: ``AppServices`` (its database, journal, draft saves),
+``MainWindow`` shown, ``ConversationController.send`` → the OpenAI-compatible provider → the
+``TranscriptModel`` and the painted ``TranscriptView``; timed until the request task is done.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench._qt import StallProbe, run_qt, simulator_process
+
+os.environ.setdefault("CONTINUUM_API_KEY", "sim")
+
+
+async def _reference(base_url: str, tokens: int) -> dict[str, float]:
+    import httpx
+    from httpx_sse import aconnect_sse
+
+    probe = StallProbe()
+    body = {"model": "sim-echo", "stream": True,
+            "messages": [{"role": "user", "content": "go"}]}
+    async with httpx.AsyncClient(timeout=None) as client:
+        probe.start()
+        started = time.perf_counter()
+        events = 0
+        async with aconnect_sse(client, "POST", base_url + "/chat/completions",
+                                json=body) as source:
+            async for _event in source.aiter_sse():
+                events += 1
+        elapsed = time.perf_counter() - started
+        probe.stop()
+    assert events >= tokens, (events, tokens)
+    return {"tokens_per_s": tokens / elapsed, "seconds": elapsed,
+            "longest_stall_ms": probe.longest_ms}
+
+
+async def _app(base_url: str, tokens: int) -> dict[str, float]:
+    from app.settings import Settings
+    from app.workspace import AppServices
+    from ui.window import MainWindow
+
+    with tempfile.TemporaryDirectory() as tmp:
+        services = AppServices(Path(tmp))
+        await services.open()
+        services.save_settings(Settings(provider_kind="openai", base_url=base_url,
+                                        model="sim-echo"))
+        window = MainWindow(services)
+        window.show()
+        await window.apply_settings()
+        await asyncio.sleep(0.2)  # let the shown window settle
+        finished: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        window.controller.runFinished.connect(
+            lambda: finished.done() or finished.set_result(None))
+        probe = StallProbe()
+        probe.start()
+        started = time.perf_counter()
+        assert window.controller.send("go")
+        task = window.controller.task
+        assert task is not None
+        await task
+        elapsed = time.perf_counter() - started
+        probe.stop()
+        await asyncio.wait_for(finished, 15)  # its follow-up (Resume bar refresh) is done
+        rows = window.transcript_model.items()
+        text = rows[-1].text if rows else ""
+        words = len(text.split())
+        window.close()
+        closed = window._closed
+        if closed is not None:
+            await asyncio.wait_for(closed, 15)
+        else:
+            await services.close()
+    if words != tokens:
+        raise RuntimeError(f"the transcript shows {words} words, expected {tokens}; "
+                           f"last error: {window.controller.last_error}")
+    return {"tokens_per_s": tokens / elapsed, "seconds": elapsed,
+            "longest_stall_ms": probe.longest_ms, "chars": len(text)}
+
+
+def measure(tokens: int = 20_000) -> dict[str, Any]:
+    with simulator_process(f"tokens={tokens}") as base_url:
+        async def both() -> dict[str, Any]:
+            reference = await _reference(base_url, tokens)
+            app = await _app(base_url, tokens)
+            return {"tokens": tokens, "app": app, "httpx_sse": reference,
+                    "rate_ratio": app["tokens_per_s"] / reference["tokens_per_s"]}
+
+        result: dict[str, Any] = run_qt(both)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--tokens", type=int, default=20_000)
+    args = parser.parse_args()
+    print(json.dumps(measure(args.tokens), indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -27,7 +27,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -40,7 +40,7 @@ from app.simulator import Reply, Simulator
 from app.storage.journal import StopKind
 from app.workspace import DATABASE_FILE
 from tests.crash import window_child
-from tests.ui.helpers import LOOPS, MemoryKeyring, close_window, open_window, until
+from tests.ui.helpers import MemoryKeyring, close_window, open_window, qasync_runner, until
 from ui.transcript.model import ItemKind, ToolState
 
 T = TypeVar("T")
@@ -67,24 +67,8 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]
 
 @pytest.fixture
 def run(qapp: Any) -> Iterator[Callable[..., Any]]:
-    """``run(coro)`` on the app's qasync loop; loop errors fail the test."""
-    import asyncio
-
-    from ui.eventloop import ContinuumEventLoop
-
-    loop = ContinuumEventLoop(qapp)
-    LOOPS.append(loop)  # kept for the whole session (ENVIRONMENT.md)
-    errors: list[dict[str, Any]] = []
-    loop.set_exception_handler(lambda _loop, context: errors.append(context))
-    asyncio.set_event_loop(loop)
-
-    def runner(coro: Awaitable[T], timeout: float = 30.0) -> T:
-        return loop.run_until_complete(asyncio.wait_for(coro, timeout))
-
-    yield runner
-    loop.close()
-    asyncio.set_event_loop(None)
-    assert not errors, f"event loop errors: {errors}"
+    with qasync_runner(qapp) as runner:
+        yield runner
 
 
 # --- the child ---------------------------------------------------------------------------------

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # before any QApplication exists
@@ -12,7 +11,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # before any QApplication
 import keyring
 import pytest
 
-from tests.ui.helpers import LOOPS, MemoryKeyring
+from tests.ui.helpers import MemoryKeyring, qasync_runner
 
 T = TypeVar("T")
 
@@ -36,21 +35,7 @@ def _no_user_dirs(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def run(qapp: Any) -> Iterator[Callable[[Awaitable[T]], T]]:
+def run(qapp: Any) -> Iterator[Callable[..., Any]]:
     """``run(coro)``: drive a coroutine on a qasync loop; loop errors fail the test."""
-    from ui.eventloop import ContinuumEventLoop
-
-    loop = ContinuumEventLoop(qapp)
-    LOOPS.append(loop)
-    errors: list[dict[str, Any]] = []
-    loop.set_exception_handler(lambda _loop, context: errors.append(context))
-    asyncio.set_event_loop(loop)
-
-    def runner(coro: Awaitable[T], timeout: float = 30.0) -> T:
-        return loop.run_until_complete(asyncio.wait_for(coro, timeout))
-
-    yield runner
-    # Closing shuts qasync's executor threads down; the loop object itself stays referenced.
-    loop.close()
-    asyncio.set_event_loop(None)
-    assert not errors, f"event loop errors: {errors}"
+    with qasync_runner(qapp) as runner:
+        yield runner

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,27 @@ from app.workspace import AppServices
 # qasync loops stay referenced for the whole session: a loop collected from aiosqlite's worker
 # thread would destroy Qt timers off-thread and crash a later test (ENVIRONMENT.md).
 LOOPS: list[Any] = []
+
+
+@contextlib.contextmanager
+def qasync_runner(qapp: Any) -> Iterator[Callable[..., Any]]:
+    """``run(coro, timeout=30)`` on the app's qasync loop; any loop error fails the test."""
+    from ui.eventloop import ContinuumEventLoop
+
+    loop = ContinuumEventLoop(qapp)
+    LOOPS.append(loop)
+    errors: list[dict[str, Any]] = []
+    loop.set_exception_handler(lambda _loop, context: errors.append(context))
+    asyncio.set_event_loop(loop)
+
+    def runner(coro: Awaitable[Any], timeout: float = 30.0) -> Any:
+        return loop.run_until_complete(asyncio.wait_for(coro, timeout))
+
+    yield runner
+    # Closing shuts qasync's executor threads down; the loop object itself stays referenced.
+    loop.close()
+    asyncio.set_event_loop(None)
+    assert not errors, f"event loop errors: {errors}"
 
 
 class MemoryKeyring(keyring.backend.KeyringBackend):

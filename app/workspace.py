@@ -41,6 +41,7 @@ from .errors import (
     ProviderError,
     ProviderStreamError,
     ProviderTimeoutError,
+    StorageCorruptError,
     StorageError,
     ToolRoundLimitError,
 )
@@ -174,6 +175,21 @@ class AppServices:
                 f"Continuum closed unexpectedly while answering (request started at {started}).",
             )
             await self.journal.clear_running(marker.session_id)
+
+    async def open_recovering(self) -> Path | None:
+        """:meth:`open`, but a damaged database is kept aside and a new one started.
+
+        Returns where the damaged file was kept (the app tells the person), or ``None`` when the
+        database opened normally. Other storage errors (newer version, read-only, full disk)
+        propagate: starting afresh would hide the person's conversations from them.
+        """
+        try:
+            await self.open()
+        except StorageCorruptError:
+            kept = self.set_aside_damaged_database()
+            await self.open()
+            return kept
+        return None
 
     def set_aside_damaged_database(self) -> Path:
         """Keep a damaged database aside under a timestamped name and return its new path.

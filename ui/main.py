@@ -165,12 +165,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     async def run() -> int:
         nonlocal window
         try:
-            await services.open()
+            kept = await services.open_recovering()
         except Exception as err:  # a StorageError says what to do; show it, do not crash
             log.error("could not open the data folder", exc_info=err)
             QMessageBox.critical(None, "Continuum cannot open its data",
                                  f"{err}\n\nData folder: {data_dir}")
             return 1
+        if kept is not None:
+            QMessageBox.warning(
+                None, "Continuum started a new conversation database",
+                "The conversation database was damaged, so Continuum kept it aside as\n"
+                f"{kept}\nand started a new, empty one. Nothing was deleted: a recovery tool "
+                "(or a backup) may still get the old conversations back.",
+            )
         window = MainWindow(services)
         instance.on_activate(window.activate)
         window.show()

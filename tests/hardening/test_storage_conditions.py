@@ -335,3 +335,23 @@ async def test_a_second_process_cannot_run_a_conversation_the_first_is_running(
                 stream.close()
         if services is not None:
             await services.close()
+
+
+async def test_open_recovering_keeps_a_damaged_database_aside_and_starts_cleanly(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    damaged = b"this is not a database at all" * 100
+    (data / DATABASE_FILE).write_bytes(damaged)
+    services = AppServices(data)
+    kept = await services.open_recovering()
+    assert kept is not None and kept.read_bytes() == damaged  # kept, byte for byte
+    assert kept.name.startswith("continuum.damaged-")
+    assert await services.list_sessions() == []  # a clean, working start
+    await services.new_session("fresh")
+    await services.close()
+    again = AppServices(data)
+    assert await again.open_recovering() is None  # the new database is healthy
+    assert [s.title for s in await again.list_sessions()] == ["fresh"]
+    await again.close()

@@ -21,6 +21,7 @@ from app import (
     MessageSavedEvent,
     ModelStoppedEvent,
     RetryEvent,
+    RunCompletedEvent,
     RunStartedEvent,
     TextDeltaEvent,
     ToolCallEvent,
@@ -323,6 +324,10 @@ class ConversationController(QObject):
         elif isinstance(event, RunStartedEvent):
             if event.resume_kind is ResumeKind.CONTINUE_RESPONSE:
                 model.continue_joined()
+        elif isinstance(event, RunCompletedEvent):
+            # The interrupted text was kept on screen until the request it belonged to was
+            # answered; the answer has now replaced it (the stored draft is cleared likewise).
+            model.remove_drafts()
 
     async def shutdown(self) -> None:
         """Cancel the running request and helpers (bounded), for closing the window."""

@@ -42,6 +42,9 @@ def test_stop_shows_bar_then_resume_finishes(run: Any, tmp_path: Path) -> None:
                 await until(lambda: not window.controller.busy)
                 assert model.item(model.rowCount() - 1).text == "The end."
                 assert not window.resume_bar.isVisible()
+                # The answer replaced the interrupted text on screen too.
+                assert [model.item(r).kind for r in range(model.rowCount())] == [
+                    ItemKind.USER, ItemKind.ASSISTANT]
                 history = await window.services.history(window.controller.session_id)
                 assert [type(m).__name__ for m in history] == ["UserMessage", "AssistantMessage"]
                 assert history[-1].content == "The end."

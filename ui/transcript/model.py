@@ -301,6 +301,11 @@ class TranscriptModel(QAbstractListModel):
         self._insert([item])
         return item
 
+    def remove_drafts(self) -> None:
+        """Remove the rows of interrupted, never-saved text."""
+        for item in [i for i in self._items if i.kind is ItemKind.DRAFT]:
+            self.remove_item(item)
+
     def remove_item(self, item: TranscriptItem) -> None:
         row = self.row_of(item)
         if row < 0:

@@ -130,7 +130,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     assert isinstance(app, QApplication)
     app.setApplicationName("Continuum")
     app.setOrganizationName("Continuum")
-    app.setDesktopFileName("continuum")
+    # Matches packaging/linux/io.continuum.Continuum.desktop, so Wayland shows its icon.
+    app.setDesktopFileName("io.continuum.Continuum")
     instance = SingleInstance(data_dir)
     if not instance.claim():
         print("Continuum is already running; its window was brought forward.")

@@ -55,6 +55,8 @@ class MainWindow(QMainWindow):
         icon = RESOURCES / "icons" / "continuum.svg"
         if icon.exists():
             self.setWindowIcon(QIcon(str(icon)))
+        else:  # an install without resources/ is a packaging bug: say so in the log
+            log.warning("window icon missing: %s", icon)
         self.resize(1100, 760)
 
         self.transcript_model = TranscriptModel(self)

@@ -15,6 +15,11 @@ How each way of stopping leaves the history (what :mod:`app.resume` later reads)
   with a failed result saying so (``CALL_MODEL``); results that already arrived are kept;
 * the process dies while tools run: nothing can be written; the calls stay unanswered
   (``RECOVER_TOOLS``) and are never run again by themselves.
+
+The one exception is a call the host *proves* never started (e.g. it was still waiting for the
+person's approval when the process died): ``stream_resume(not_started=...)`` runs those —
+through approval again — instead of answering them as "may or may not have run". That is not a
+re-run: they never ran.
 """
 
 from __future__ import annotations
@@ -23,7 +28,15 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Collection,
+    Iterable,
+    Sequence,
+)
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -68,6 +81,7 @@ __all__ = [
     "CANCELLED_TOOL_TEXT",
     "DENIED_TOOL_TEXT",
     "GOAL_COMPLETE_MARKER",
+    "NOT_STARTED_TOOL_TEXT",
     "Agent",
     "AgentRunConfig",
     "ToolApprover",
@@ -83,6 +97,9 @@ CANCELLED_TOOL_TEXT: Final = (
     "running it again."
 )
 DENIED_TOOL_TEXT: Final = "The user denied this tool call, so it did not run."
+NOT_STARTED_TOOL_TEXT: Final = (
+    "The user stopped the request before this tool started, so it did not run."
+)
 GOAL_COMPLETE_MARKER: Final = "GOAL COMPLETE"
 
 ToolApprover = Callable[[ToolCall, FunctionTool], Awaitable[bool]]
@@ -132,12 +149,15 @@ async def read_resume_status(store: SessionStore, session_id: str) -> ResumePoin
         n *= 4  # ends with more tool results than read so far: reach back to their owner
 
 
-def _repairs(outcome: ResumePoint) -> list[Message]:
-    """Messages that make the history ready for the model, per resume kind (SPEC A2)."""
+def _repairs(outcome: ResumePoint, not_started: Collection[str] = ()) -> list[Message]:
+    """Messages that make the history ready for the model, per resume kind (SPEC A2).
+
+    Unanswered calls in ``not_started`` get no repair: the caller runs them instead.
+    """
     if outcome.kind is ResumeKind.RECOVER_TOOLS:
         return [
             ToolMessage(c.id, c.name, RECOVERED_TOOL_TEXT, success=False)
-            for c in outcome.unanswered_tool_calls
+            for c in outcome.unanswered_tool_calls if c.id not in not_started
         ]
     if outcome.kind is ResumeKind.RETRY_RESPONSE:
         return [InternalMessage(RETRY_TEXT)]
@@ -237,9 +257,11 @@ class Agent:
         """Send ``text`` and return the final answer (see the module docstring for failures)."""
         return await _final_reply(self.stream(text, goal=goal))
 
-    async def resume(self, *, model: Model | None = None) -> AssistantMessage:
+    async def resume(
+        self, *, model: Model | None = None, not_started: Collection[str] = ()
+    ) -> AssistantMessage:
         """:meth:`run` without a new user message: continue the interrupted request."""
-        return await _final_reply(self.stream_resume(model=model))
+        return await _final_reply(self.stream_resume(model=model, not_started=not_started))
 
     def stream(self, text: str, *, goal: str | None = None) -> AsyncIterator[AgentEvent]:
         """Send ``text`` and yield the request's events as they happen."""
@@ -247,16 +269,26 @@ class Agent:
             raise TypeError(f"message text must be a string, got {type(text).__name__}")
         return self._request(UserMessage(text), goal=goal, model=self.model)
 
-    def stream_resume(self, *, model: Model | None = None) -> AsyncIterator[AgentEvent]:
+    def stream_resume(
+        self, *, model: Model | None = None, not_started: Collection[str] = ()
+    ) -> AsyncIterator[AgentEvent]:
         """Resume the interrupted request, yielding the same events as :meth:`stream`.
 
         ``model`` may differ from the one that was interrupted (e.g. another provider).
         Goal mode of the interrupted request is not re-enabled.
+
+        ``not_started``: ids of unanswered calls the host knows never started (they were
+        awaiting approval when the process stopped). In ``RECOVER_TOOLS`` those are run now,
+        through approval again, instead of being answered as "may or may not have run"; every
+        other unanswered call gets the recovered text as usual.
         """
-        return self._request(None, goal=None, model=model or self.model)
+        return self._request(
+            None, goal=None, model=model or self.model, not_started=frozenset(not_started)
+        )
 
     async def _request(
-        self, user: UserMessage | None, *, goal: str | None, model: Model
+        self, user: UserMessage | None, *, goal: str | None, model: Model,
+        not_started: frozenset[str] = frozenset(),
     ) -> AsyncIterator[AgentEvent]:
         key = (self.store.lock_key, self.session_id)
         if key in _BUSY:
@@ -269,16 +301,22 @@ class Agent:
             resume_kind=None,
             goal=goal,
         )
+        completed = False
         try:
-            await call_hooks(self.extensions, "before_run", ctx)
             history = await self.store.load(self.session_id)
             ctx._history = history
             outcome = classify_tail(history)
+            if user is None and isinstance(outcome, ResumePoint):
+                ctx.resume_kind = outcome.kind  # before_run already knows what resume will do
+            await call_hooks(self.extensions, "before_run", ctx)
+            run_now: list[ToolCall] = []
             if user is None:
                 if isinstance(outcome, ResumeBlocked):
                     raise outcome.error()
                 ctx.resume_kind = outcome.kind
-                to_save = _repairs(outcome)
+                to_save = _repairs(outcome, not_started)
+                if outcome.kind is ResumeKind.RECOVER_TOOLS:
+                    run_now = [c for c in outcome.unanswered_tool_calls if c.id in not_started]
             else:
                 # Close unanswered calls first: providers reject a history that has them.
                 to_save = [user]
@@ -289,6 +327,10 @@ class Agent:
                 yield event
             if user is not None:
                 await call_hooks(self.extensions, "on_message", ctx)
+            if run_now:  # calls that provably never started: run them now (approval again)
+                async with contextlib.aclosing(self._run_tools(ctx, run_now)) as run:
+                    async for event in run:
+                        yield event
             reply: AssistantMessage | None = None
             async with contextlib.aclosing(self._steps(ctx, model, goal)) as steps:
                 async for event in steps:
@@ -298,8 +340,11 @@ class Agent:
                     yield event
             assert reply is not None
             await call_hooks(self.extensions, "after_run", ctx, reply)
+            completed = True
             yield RunCompletedEvent(reply)
         except (asyncio.CancelledError, GeneratorExit) as err:
+            if completed:  # the consumer left after RUN_COMPLETED: the request did finish
+                raise
             await call_error_hooks(
                 self.extensions, ctx,
                 err if isinstance(err, asyncio.CancelledError) else asyncio.CancelledError(),
@@ -315,12 +360,25 @@ class Agent:
         """Commit ``messages`` together (all or none) and return their MESSAGE_SAVED events."""
         if not messages:
             return []
-        if len(messages) == 1:
-            seqs = [await self.store.append(self.session_id, ctx.request_id, messages[0])]
-        else:
-            seqs = await self.store.append_many(self.session_id, ctx.request_id, messages)
+        task = asyncio.ensure_future(self._commit(ctx, messages))
+        try:
+            result = await asyncio.shield(task)
+        except asyncio.CancelledError:
+            # Stop during a commit: the commit completes (it is shielded); keep the in-memory
+            # history in step with the database before letting the cancellation through.
+            with contextlib.suppress(Exception):
+                await task
+                if not task.cancelled() and task.exception() is None:
+                    ctx._history.extend(messages)
+            raise
+        seqs = result
         ctx._history.extend(messages)
         return [MessageSavedEvent(m, s) for m, s in zip(messages, seqs, strict=True)]
+
+    async def _commit(self, ctx: RunContext, messages: Sequence[Message]) -> list[int]:
+        if len(messages) == 1:
+            return [await self.store.append(self.session_id, ctx.request_id, messages[0])]
+        return await self.store.append_many(self.session_id, ctx.request_id, messages)
 
     async def _steps(
         self, ctx: RunContext, model: Model, goal: str | None
@@ -352,11 +410,22 @@ class Agent:
             stop = builder.end.stop_reason
             if builder.tool_calls and stop in (None, StopReason.TOOL_USE, StopReason.END_TURN):
                 stop = StopReason.TOOL_USE  # some servers (Ollama) say "stop" with tool calls
-            elif stop is None:
-                stop = StopReason.END_TURN
+            elif stop is None or stop is StopReason.TOOL_USE:
+                stop = StopReason.END_TURN  # "tool use" without a single call: nothing to run
             message = builder.to_message(stop_reason=stop, model=getattr(model, "name", None))
-            for event in await self._save(ctx, [message]):
-                yield event
+            try:
+                for event in await self._save(ctx, [message]):
+                    yield event
+            except (asyncio.CancelledError, GeneratorExit):
+                # Stopped after the step was committed but before its tools started: they
+                # provably never ran, so say that (not "may or may not have run").
+                if message.tool_calls and ctx._history and ctx._history[-1] is message:
+                    with contextlib.suppress(Exception):
+                        await self._save(ctx, [
+                            ToolMessage(c.id, c.name, NOT_STARTED_TOOL_TEXT, success=False)
+                            for c in message.tool_calls
+                        ])
+                raise
 
             if stop is StopReason.TOOL_USE:
                 async with contextlib.aclosing(self._run_tools(ctx, message.tool_calls)) as run:
@@ -392,9 +461,10 @@ class Agent:
         attempt = 0
         while True:
             attempt += 1
-            stream = model.stream(request)
+            stream: AsyncIterator[Any] | None = None
             try:
                 try:
+                    stream = model.stream(request)
                     async for event in stream:
                         builder.feed(event)
                         if isinstance(event, TextDelta):
@@ -404,7 +474,7 @@ class Agent:
                             yield ToolCallEvent(event.call)
                 finally:
                     # Release the provider's connection now, not when the GC gets to it.
-                    close = getattr(stream, "aclose", None)
+                    close = getattr(stream, "aclose", None) if stream is not None else None
                     if close is not None:
                         await close()
                 if builder.end is None:
@@ -454,9 +524,19 @@ class Agent:
                     task = tasks[call.id]
                     if task in done:
                         result = task.result()
-                        for event in await self._save(ctx, [result]):
-                            yield event
+                        # Marked before the commit: the commit is shielded, so once begun it
+                        # completes even if Stop arrives now; answering it again on the way
+                        # out would save the call's result twice.
                         saved.add(call.id)
+                        try:
+                            events = await self._save(ctx, [result])
+                        except asyncio.CancelledError:
+                            raise
+                        except BaseException:
+                            saved.discard(call.id)  # the commit failed: it is not saved
+                            raise
+                        for event in events:
+                            yield event
                         yield ToolResultEvent(call, result)
         except BaseException as error:
             # Stop during tools (or the consumer left, or a save failed): cancel what still

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from typing import Any
 
 from .agent import Agent, AgentRunConfig, ToolApprover, find_store, read_resume_status
@@ -93,17 +93,19 @@ class AgentClient:
         return self.agent(session_id, model=model).stream(text, goal=goal)
 
     def stream_resume(
-        self, session_id: str, *, model: Model | None = None
+        self, session_id: str, *, model: Model | None = None, not_started: Collection[str] = ()
     ) -> AsyncIterator[AgentEvent]:
-        return self.agent(session_id).stream_resume(model=model)
+        return self.agent(session_id).stream_resume(model=model, not_started=not_started)
 
     async def run(
         self, session_id: str, text: str, *, model: Model | None = None, goal: str | None = None
     ) -> AssistantMessage:
         return await self.agent(session_id, model=model).run(text, goal=goal)
 
-    async def resume(self, session_id: str, *, model: Model | None = None) -> AssistantMessage:
-        return await self.agent(session_id).resume(model=model)
+    async def resume(
+        self, session_id: str, *, model: Model | None = None, not_started: Collection[str] = ()
+    ) -> AssistantMessage:
+        return await self.agent(session_id).resume(model=model, not_started=not_started)
 
     async def close(self) -> None:
         await self.store.close()

@@ -9,6 +9,7 @@ the request only as events are consumed. Leaving a
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import threading
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
 from typing import Any, TypeVar
@@ -64,7 +65,16 @@ class SyncAgent:
     def _call(self, coro: Coroutine[Any, Any, T]) -> T:
         if threading.current_thread() is self._thread:
             raise RuntimeError("SyncAgent cannot be called from inside its own event loop")
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+        future = asyncio.run_coroutine_threadsafe(coro, self._loop)
+        try:
+            return future.result()
+        except BaseException:
+            # Ctrl+C (or any exception) in the calling thread stops the request like Stop
+            # does, instead of leaving it running on the background loop.
+            if not future.done():
+                future.cancel()
+                concurrent.futures.wait([future], timeout=30)
+            raise
 
     def run(self, text: str, *, goal: str | None = None) -> AssistantMessage:
         return self._call(self.agent.run(text, goal=goal))

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import enum
 import logging
 import os
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,7 @@ from typing import Any
 import httpx
 
 from . import export as _export
-from .agent import AgentRunConfig
+from .agent import Agent, AgentRunConfig, ToolApprover
 from .client import AgentClient
 from .discovery import LocalServer, discover_local_servers
 from .errors import (
@@ -41,6 +42,7 @@ from .errors import (
     ProviderError,
     ProviderStreamError,
     ProviderTimeoutError,
+    SessionBusyError,
     StorageCorruptError,
     StorageError,
     ToolRoundLimitError,
@@ -53,18 +55,27 @@ from .events import (
     TextDeltaEvent,
 )
 from .locks import SessionLocks
-from .messages import AssistantMessage, Message, StopReason
+from .messages import AssistantMessage, Message, StopReason, ToolCall
 from .model import Model
 from .resume import ResumeBlocked, ResumePoint
 from .secrets import DEFAULT_KEY_ENV, get_api_key
 from .settings import Settings, load_settings, save_settings
 from .storage.base import SessionInfo
-from .storage.journal import SessionJournal, StopKind, StopRecord
+from .storage.journal import (
+    TOOL_AWAITING_APPROVAL,
+    TOOL_STARTED,
+    SessionJournal,
+    StopKind,
+    StopRecord,
+)
 from .storage.sqlite import SearchHit, SQLiteSessionExtension
+from .tools import FunctionTool
 
 __all__ = [
     "DATABASE_FILE",
     "AppServices",
+    "ApprovalDecision",
+    "UIApprover",
     "ResumeInfo",
     "SessionLockedError",
     "describe_failure",
@@ -86,6 +97,18 @@ class SessionLockedError(ContinuumError):
         )
 
 
+class ApprovalDecision(enum.StrEnum):
+    """The person's answer to "may this tool run?"."""
+
+    ALLOW_ONCE = "allow_once"
+    ALLOW_CONVERSATION = "allow_conversation"  # this tool, for the rest of this conversation
+    DENY = "deny"
+
+
+UIApprover = Callable[[str, ToolCall, FunctionTool], Awaitable[ApprovalDecision]]
+"""``(session_id, call, tool) -> decision``: asks the person (set by the window)."""
+
+
 @dataclass(frozen=True, slots=True)
 class ResumeInfo:
     """What the Resume bar needs for one conversation."""
@@ -95,10 +118,21 @@ class ResumeInfo:
     blocked_text: str | None
     stop: StopRecord | None
     draft: str | None
+    #: Unanswered calls that were awaiting approval: they provably never started, and Resume
+    #: asks again. The other unanswered calls of ``point`` may or may not have run.
+    awaiting_approval: tuple[ToolCall, ...] = ()
 
     @property
     def resumable(self) -> bool:
         return self.point is not None
+
+    @property
+    def may_have_run(self) -> tuple[ToolCall, ...]:
+        """Unanswered calls that had started (or were not asked about): never run again."""
+        if self.point is None:
+            return ()
+        waiting = {c.id for c in self.awaiting_approval}
+        return tuple(c for c in self.point.unanswered_tool_calls if c.id not in waiting)
 
 
 def describe_failure(error: BaseException) -> tuple[StopKind, str]:
@@ -156,6 +190,11 @@ class AppServices:
                                   defaults=AgentRunConfig("default"))
         self._simulator: Any = None
         self._running: set[str] = set()
+        #: Asks the person before a tool with side effects runs (the window sets it); without
+        #: one such tools run unasked.
+        self.approver: UIApprover | None = None
+        #: Tool names allowed "for this conversation", per session (in memory only).
+        self.allowed_tools: dict[str, set[str]] = {}
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -325,7 +364,12 @@ class AppServices:
         draft = await self.journal.draft(session_id)
         if isinstance(status, ResumeBlocked):
             return ResumeInfo(None, status.reason, status.description, stop, draft)
-        return ResumeInfo(status, None, None, stop, draft)
+        awaiting: tuple[ToolCall, ...] = ()
+        if status.unanswered_tool_calls:
+            states = await self.journal.tool_states(session_id)
+            awaiting = tuple(c for c in status.unanswered_tool_calls
+                             if states.get(c.id) == TOOL_AWAITING_APPROVAL)
+        return ResumeInfo(status, None, None, stop, draft, awaiting)
 
     async def resumable_sessions(self) -> set[str]:
         """Sessions whose Resume bar would offer Resume (for the sidebar's badges)."""
@@ -351,22 +395,73 @@ class AppServices:
 
     def stream(self, session_id: str, text: str, *, goal: str | None = None,
                ) -> AsyncIterator[AgentEvent]:
-        return self._tracked(session_id, lambda: self.client.stream(session_id, text, goal=goal))
+        return self._tracked(session_id, lambda: self._agent(session_id).stream(text, goal=goal))
 
     def stream_resume(self, session_id: str, *, model: Model | None = None,
                       ) -> AsyncIterator[AgentEvent]:
-        return self._tracked(session_id, lambda: self.client.stream_resume(session_id, model=model))
+        """Resume; calls that were awaiting approval when the app stopped are asked again."""
+        return self._tracked(session_id, lambda: self._resume_events(session_id, model))
+
+    async def _resume_events(self, session_id: str, model: Model | None,
+                             ) -> AsyncIterator[AgentEvent]:
+        not_started = await self.not_started_calls(session_id)
+        agent = self._agent(session_id)
+        async with contextlib.aclosing(  # type: ignore[type-var]
+            agent.stream_resume(model=model, not_started=not_started)
+        ) as events:
+            async for event in events:
+                yield event
+
+    async def not_started_calls(self, session_id: str) -> Collection[str]:
+        """Ids of calls recorded as awaiting approval: they never started."""
+        states = await self.journal.tool_states(session_id)
+        return frozenset(cid for cid, state in states.items() if state == TOOL_AWAITING_APPROVAL)
+
+    def _agent(self, session_id: str) -> Agent:
+        agent = self.client.agent(session_id)
+        agent.approve_tool = self.approver_for(session_id)
+        return agent
+
+    def approver_for(self, session_id: str) -> ToolApprover:
+        """The core's approval callback for one conversation.
+
+        Order matters for crash survival: ``awaiting_approval`` is durable *before* the person
+        is asked, and ``started`` is durable *before* the tool may run — a process killed in
+        between leaves "awaiting", which truthfully means the tool never ran.
+        """
+
+        async def approve(call: ToolCall, tool: FunctionTool) -> bool:
+            ask = self.approver
+            if ask is None:
+                return True
+            if tool.name in self.allowed_tools.get(session_id, ()):
+                return True
+            await self.journal.set_tool_state(session_id, call.id, TOOL_AWAITING_APPROVAL)
+            decision = ApprovalDecision(await ask(session_id, call, tool))
+            if decision is ApprovalDecision.DENY:
+                return False
+            if decision is ApprovalDecision.ALLOW_CONVERSATION:
+                self.allowed_tools.setdefault(session_id, set()).add(tool.name)
+            await self.journal.set_tool_state(session_id, call.id, TOOL_STARTED)
+            return True
+
+        return approve
 
     async def _tracked(
         self, session_id: str, make: Callable[[], AsyncIterator[AgentEvent]]
     ) -> AsyncIterator[AgentEvent]:
         # The window may already hold this conversation's lock (it holds it while the
         # conversation is open); then the lock stays after the request, else it is released.
+        if session_id in self._running:
+            # A second request here (a double click, Resume while running) must be refused
+            # before it touches the journal: its cleanup would erase the live request's marker.
+            raise SessionBusyError(session_id)
         held_before = self.locks.held(session_id)
         if not self.locks.acquire(session_id):
             raise SessionLockedError()
         self._running.add(session_id)
         journal = self.journal
+        completed = False
         parts: list[str] = []
         saved_draft = False
         last_save = 0.0
@@ -396,27 +491,41 @@ class AppServices:
                     elif isinstance(event, RunCompletedEvent):
                         stop = event.reply.stop_reason
                         orderly_stop = stop if stop in _ORDERLY_STOPS else None
+                        completed = True
                     yield event
             if orderly_stop is not None and orderly_stop in _ORDERLY_STOPS:
                 await journal.record_stop(session_id, *_ORDERLY_STOPS[orderly_stop])
-        except BaseException as error:
-            kind, message = describe_failure(
-                asyncio.CancelledError() if isinstance(error, GeneratorExit) else error
-            )
-            # Separately, the small stop record first: when the disk is full, a large draft
-            # may not fit, and the reason must still reach the Resume bar.
-            with contextlib.suppress(Exception):
-                await journal.record_stop(session_id, kind, message)
-            if parts:
+        except GeneratorExit:
+            if not completed:  # the consumer left mid-request: that is a Stop
+                await self._record_failure(session_id, asyncio.CancelledError(), parts)
+            elif orderly_stop is not None and orderly_stop in _ORDERLY_STOPS:
                 with contextlib.suppress(Exception):
-                    await journal.save_draft(session_id, "".join(parts))
+                    await journal.record_stop(session_id, *_ORDERLY_STOPS[orderly_stop])
+            raise
+        except BaseException as error:
+            await self._record_failure(session_id, error, parts)
             raise
         finally:
+            try:
+                with contextlib.suppress(Exception):
+                    await journal.clear_running(session_id)
+            finally:  # even if a second Stop interrupts the line above
+                self._running.discard(session_id)
+                if not held_before:
+                    self.locks.release(session_id)
+
+    async def _record_failure(
+        self, session_id: str, error: BaseException, parts: list[str]
+    ) -> None:
+        """Why the request stopped, and the text that was on screen (never raises)."""
+        kind, message = describe_failure(error)
+        # Separately, the small stop record first: when the disk is full, a large draft may
+        # not fit, and the reason must still reach the Resume bar.
+        with contextlib.suppress(Exception):
+            await self.journal.record_stop(session_id, kind, message)
+        if parts:
             with contextlib.suppress(Exception):
-                await journal.clear_running(session_id)
-            self._running.discard(session_id)
-            if not held_before:
-                self.locks.release(session_id)
+                await self.journal.save_draft(session_id, "".join(parts))
 
     # --- export -------------------------------------------------------------------------------
 

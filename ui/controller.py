@@ -18,18 +18,20 @@ from PySide6.QtCore import QObject, Signal
 
 from app import (
     AgentEvent,
+    FunctionTool,
     MessageSavedEvent,
     ModelStoppedEvent,
     RetryEvent,
     RunCompletedEvent,
     RunStartedEvent,
     TextDeltaEvent,
+    ToolCall,
     ToolCallEvent,
     ToolMessage,
     ToolResultEvent,
 )
 from app.resume import ResumeKind
-from app.workspace import AppServices, ResumeInfo
+from app.workspace import ApprovalDecision, AppServices, ResumeInfo
 
 from .transcript.model import ItemKind, ToolState, TranscriptModel
 
@@ -60,6 +62,9 @@ class ConversationController(QObject):
     sessionsChanged = Signal()
     statusMessage = Signal(str)
     runFinished = Signal()
+    # (ToolCall, asyncio.Future[ApprovalDecision]): ask the person; the window's approval
+    # card resolves the future. Cancelling the request cancels the future.
+    approvalRequested = Signal(object, object)
 
     def __init__(self, services: AppServices, model: TranscriptModel,
                  parent: QObject | None = None) -> None:
@@ -73,6 +78,7 @@ class ConversationController(QObject):
         self.last_error: str | None = None
         self.resume_info: ResumeInfo | None = None
         self._shutting_down = False
+        services.approver = self._approve
 
     # --- state -----------------------------------------------------------------------------
 
@@ -108,6 +114,27 @@ class ConversationController(QObject):
             self.statusMessage.emit(str(err) or type(err).__name__)
             return None
 
+    # --- tool approval ---------------------------------------------------------------------
+
+    async def _approve(self, session_id: str, call: ToolCall,
+                       tool: FunctionTool) -> ApprovalDecision:
+        """Ask the person about ``call`` (the services made "awaiting" durable already).
+
+        Awaits the approval card's answer; Stop cancels the request, which cancels this wait
+        like a running tool (the call is answered as cancelled and never runs).
+        """
+        future: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
+        self.model.set_tool_state(call.id, ToolState.AWAITING_APPROVAL)
+        self.approvalRequested.emit(call, future)
+        try:
+            decision = await future
+        finally:
+            if not future.done():
+                future.cancel()
+        if decision is not ApprovalDecision.DENY:
+            self.model.set_tool_state(call.id, ToolState.RUNNING)
+        return decision
+
     # --- conversations ---------------------------------------------------------------------
 
     async def open_session(self, session_id: str | None) -> None:
@@ -142,6 +169,10 @@ class ConversationController(QObject):
         if session_id != self.session_id:
             return
         self.resume_info = info
+        for call in info.awaiting_approval:  # never started: not "may or may not have run"
+            card = self.model.tool_item(call.id)
+            if card is not None and card.state is ToolState.UNKNOWN:
+                self.model.set_tool_state(call.id, ToolState.REQUESTED)
         if show_draft and info.draft and info.stop is not None:
             self.model.add_draft(info.draft, info.stop.message)
         if self.read_only:
@@ -265,8 +296,9 @@ class ConversationController(QObject):
         may or may not have happened.
         """
         session_id = self.session_id
+        unsettled = (ToolState.RUNNING, ToolState.AWAITING_APPROVAL)
         running = [item for item in self.model.items()
-                   if item.kind is ItemKind.TOOL and item.state is ToolState.RUNNING]
+                   if item.kind is ItemKind.TOOL and item.state in unsettled]
         if session_id is None or not running:
             return
         history = await self.services.history(session_id)
@@ -275,10 +307,10 @@ class ConversationController(QObject):
         for message in history:
             if isinstance(message, ToolMessage):
                 card = self.model.tool_item(message.tool_call_id)
-                if card is not None and card.state is ToolState.RUNNING:
+                if card is not None and card.state in unsettled:
                     self.model.tool_result(message)
         for card in running:
-            if card.state is ToolState.RUNNING:
+            if card.state in unsettled:
                 card.state = ToolState.UNKNOWN
                 card.touch()
                 row = self.model.row_of(card)

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app import ToolCall
 from app.resume import ResumeKind
 from app.workspace import ResumeInfo
 
@@ -135,13 +136,24 @@ class ResumeBar(QFrame):
             self.resume_button.show()
             self.other_button.show()
             if point.kind is ResumeKind.RECOVER_TOOLS and point.unanswered_tool_calls:
-                items = "".join(
-                    f"<li><b>{html.escape(call.name)}</b>"
-                    f"({html.escape(_argument_summary(call.arguments))})</li>"
-                    for call in point.unanswered_tool_calls)
-                self.tools.setText(
-                    "These tools may or may not have run — resuming will not run them again; "
-                    f"check their effects yourself:<ul style='margin:0'>{items}</ul>")
+                def listed(calls: Sequence[ToolCall]) -> str:
+                    return "".join(
+                        f"<li><b>{html.escape(call.name)}</b>"
+                        f"({html.escape(_argument_summary(call.arguments))})</li>"
+                        for call in calls)
+
+                parts = []
+                if info.awaiting_approval:
+                    parts.append(
+                        "These tools did NOT run — they were waiting for your approval and "
+                        "never started; Resume asks you again:"
+                        f"<ul style='margin:0'>{listed(info.awaiting_approval)}</ul>")
+                if info.may_have_run:
+                    parts.append(
+                        "These tools may or may not have run — resuming will not run them "
+                        "again; check their effects yourself:"
+                        f"<ul style='margin:0'>{listed(info.may_have_run)}</ul>")
+                self.tools.setText("".join(parts))
                 self.tools.show()
             else:
                 self.tools.clear()

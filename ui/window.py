@@ -31,6 +31,7 @@ from app.discovery import LocalServer
 from app.settings import Settings
 from app.workspace import AppServices
 
+from .approval import ApprovalCard
 from .composer import Composer
 from .controller import ConversationController
 from .resume_bar import ResumeBar
@@ -65,6 +66,7 @@ class MainWindow(QMainWindow):
         self.transcript = TranscriptView()
         self.transcript.setModel(self.transcript_model)
         self.resume_bar = ResumeBar()
+        self.approval_card = ApprovalCard()
         self.composer = Composer()
         self.welcome = WelcomePanel()
         self.model_picker = QComboBox()
@@ -95,6 +97,10 @@ class MainWindow(QMainWindow):
         bar_row.addWidget(self.resume_bar)
         column.addLayout(bar_row)
         column.addWidget(self.stack, 1)
+        card_row = QHBoxLayout()
+        card_row.setContentsMargins(8, 0, 8, 0)
+        card_row.addWidget(self.approval_card)
+        column.addLayout(card_row)
         column.addWidget(self.composer)
         splitter = QSplitter()
         splitter.addWidget(self.sidebar)
@@ -152,6 +158,7 @@ class MainWindow(QMainWindow):
         c.busyChanged.connect(self._busy_changed)
         c.resumeInfoChanged.connect(self._show_resume)
         c.noticeChanged.connect(self.resume_bar.show_notice)
+        c.approvalRequested.connect(self.approval_card.ask)
         c.sessionChanged.connect(self._session_changed)
         c.sessionsChanged.connect(lambda: c.spawn(self.refresh_sessions()))
         c.statusMessage.connect(lambda text: self.statusBar().showMessage(text, 8000))

@@ -10,7 +10,10 @@ process writes nothing. So the app keeps, per conversation, in the same database
 * a **stop record**: why the last request stopped (Stop pressed, connection dropped, provider
   error with its message, ...), in words for the Resume bar.
 
-These tables are created by the store's migrations (schema 2).
+* **tool states**: for a call that needs approval, whether it is ``awaiting_approval`` (it
+  provably never started) or ``started`` (it may have run) — written durably before each step.
+
+These tables are created by the store's migrations (schema 2; tool states schema 3).
 """
 
 from __future__ import annotations
@@ -22,9 +25,19 @@ from enum import StrEnum
 
 import aiosqlite
 
-from .sqlite import SQLiteSessionStore, storable_text
+from .sqlite import SQLiteSessionStore, _rollback, storable_text
 
-__all__ = ["RunningMarker", "SessionJournal", "StopKind", "StopRecord"]
+__all__ = [
+    "TOOL_AWAITING_APPROVAL",
+    "TOOL_STARTED",
+    "RunningMarker",
+    "SessionJournal",
+    "StopKind",
+    "StopRecord",
+]
+
+TOOL_AWAITING_APPROVAL = "awaiting_approval"
+TOOL_STARTED = "started"
 
 
 class StopKind(StrEnum):
@@ -78,7 +91,7 @@ class SessionJournal:
                 )
                 await conn.execute("COMMIT")
             except BaseException:
-                await conn.execute("ROLLBACK")
+                await _rollback(conn)
                 raise
 
         await self.store._write(op)
@@ -141,6 +154,40 @@ class SessionJournal:
 
     async def clear_stop(self, session_id: str) -> None:
         await self._execute("DELETE FROM stop_records WHERE session_id = ?", (session_id,))
+
+    async def set_tool_state(self, session_id: str, call_id: str, state: str) -> None:
+        """Record (durably, before it happens) where a tool call got to."""
+        now = time.time()
+
+        async def op(conn: aiosqlite.Connection) -> None:
+            await conn.execute("BEGIN IMMEDIATE")
+            try:
+                await conn.execute(
+                    "INSERT OR IGNORE INTO sessions(id, title, created_at, updated_at) "
+                    "VALUES (?, NULL, ?, ?)", (session_id, now, now),
+                )
+                await conn.execute(
+                    "INSERT INTO tool_states(session_id, call_id, state, updated_at) "
+                    "VALUES (?, ?, ?, ?) ON CONFLICT(session_id, call_id) DO UPDATE SET "
+                    "state = excluded.state, updated_at = excluded.updated_at",
+                    (session_id, call_id, state, now),
+                )
+                await conn.execute("COMMIT")
+            except BaseException:
+                await _rollback(conn)
+                raise
+
+        await self.store._write(op)
+
+    async def tool_states(self, session_id: str) -> dict[str, str]:
+        """``call_id -> state`` of the conversation's calls that went through approval."""
+        async def op(conn: aiosqlite.Connection) -> dict[str, str]:
+            async with conn.execute(
+                "SELECT call_id, state FROM tool_states WHERE session_id = ?", (session_id,)
+            ) as cursor:
+                return {str(row[0]): str(row[1]) for row in await cursor.fetchall()}
+
+        return await self.store._read(op)
 
     async def _execute(self, sql: str, params: tuple[object, ...]) -> None:
         async def op(conn: aiosqlite.Connection) -> None:

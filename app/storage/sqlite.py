@@ -126,6 +126,17 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             DELETE FROM messages_fts WHERE rowid = OLD.id;
         END""",
     ),
+    (
+        # Schema 3: where each tool call that needs approval got to (``awaiting_approval``,
+        # ``started``), so a pending approval is told apart from a tool that may have run.
+        """CREATE TABLE tool_states (
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            call_id TEXT NOT NULL,
+            state TEXT NOT NULL,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (session_id, call_id)
+        )""",
+    ),
 )
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 
@@ -372,10 +383,13 @@ class SQLiteSessionStore:
 
     async def _read(self, fn: Callable[[aiosqlite.Connection], Awaitable[T]]) -> T:
         conn = await self._connection()
-        try:
-            return await fn(conn)
-        except sqlite3.Error as err:
-            raise self._translate(err) from err
+        # The connection is shared: without the lock a read could land inside another
+        # coroutine's BEGIN ... COMMIT and see rows that are then rolled back.
+        async with self._write_lock:
+            try:
+                return await fn(conn)
+            except sqlite3.Error as err:
+                raise self._translate(err) from err
 
     async def _write(self, fn: Callable[[aiosqlite.Connection], Awaitable[T]]) -> T:
         """Run ``fn`` as one write, to completion even if the caller is cancelled."""

@@ -13,6 +13,7 @@ import pytest
 from app import (
     CANCELLED_TOOL_TEXT,
     DENIED_TOOL_TEXT,
+    NOT_STARTED_TOOL_TEXT,
     GOAL_COMPLETE_MARKER,
     Agent,
     AgentClient,
@@ -659,8 +660,8 @@ async def test_hooks_on_a_run_a_failure_and_a_resume(
     assert not log.exists()  # a failed turn is not a finished turn
     hooks.calls.clear()
     await agent.resume()
-    assert hooks.calls == [
-        ("before_run", None, None),
+    assert hooks.calls == [  # resume_kind is None only on a normal run (A4)
+        ("before_run", None, ResumeKind.CALL_MODEL),
         ("after_run", None, ResumeKind.CALL_MODEL),
     ]
     lines = [json.loads(line) for line in log.read_text().splitlines()]
@@ -766,3 +767,91 @@ async def test_model_request_carries_settings(storage: SQLiteSessionExtension) -
     agent = await make(model, storage, system_prompt="sys", max_output_tokens=77)
     await agent.run("hi")
     assert model.seen[0].system_prompt == "sys" and model.seen[0].max_output_tokens == 77
+
+
+# --- stopping at the edges (found by review; each failed before its fix) ------------------------
+
+
+async def test_stop_right_after_a_tool_result_is_saved_never_saves_it_twice(
+    storage: SQLiteSessionExtension,
+) -> None:
+    def work(x: int) -> str:
+        """Work."""
+        return f"done {x}"
+
+    model = ScriptedModel([tool_step(ToolCall("c1", "work", {"x": 1}))])
+    agent = await make(model, storage, tools=[work])
+    stream = agent.stream("go")
+    async for event in stream:
+        if event.type is EventType.MESSAGE_SAVED and isinstance(event.message, ToolMessage):
+            break  # the host stops exactly here
+    await stream.aclose()  # type: ignore[attr-defined]
+    history = await storage.storage.load("s")
+    assert [m for m in history if isinstance(m, ToolMessage)] == [ToolMessage("c1", "work", "done 1")]
+    point = await agent.resume_point()
+    assert point is not None and point.kind is ResumeKind.CALL_MODEL  # not "malformed"
+
+
+async def test_stop_after_a_tool_step_is_saved_but_before_tools_start(
+    storage: SQLiteSessionExtension,
+) -> None:
+    runs: list[int] = []
+
+    def work() -> str:
+        """Work."""
+        runs.append(1)
+        return "done"
+
+    model = ScriptedModel([tool_step(ToolCall("c1", "work", {}))])
+    agent = await make(model, storage, tools=[work])
+    stream = agent.stream("go")
+    async for event in stream:
+        if event.type is EventType.MESSAGE_SAVED and isinstance(event.message, AssistantMessage):
+            break  # the step is committed; its tool has not started
+    await stream.aclose()  # type: ignore[attr-defined]
+    assert runs == []
+    last = (await storage.storage.load("s"))[-1]
+    assert last == ToolMessage("c1", "work", NOT_STARTED_TOOL_TEXT, success=False)
+    point = await agent.resume_point()  # never "may or may not have run": it did not
+    assert point is not None and point.kind is ResumeKind.CALL_MODEL
+
+
+async def test_leaving_after_run_completed_is_not_an_error(storage: SQLiteSessionExtension) -> None:
+    hooks = HookRecorder()
+    agent = await make(ScriptedModel([text_step("hello")]), storage, extra_extensions=[hooks])
+    stream = agent.stream("hi")
+    async for event in stream:
+        if event.type is EventType.RUN_COMPLETED:
+            break
+    await stream.aclose()  # type: ignore[attr-defined]
+    assert [name for name, _, _ in hooks.calls] == ["before_run", "on_message", "after_run"]
+
+
+def test_ctrl_c_in_the_calling_thread_stops_a_sync_request(db_path: str) -> None:
+    import os
+    import signal
+
+    started = threading.Event()
+
+    class Blocking:
+        name = "blocking"
+
+        async def stream(self, request: ModelRequest) -> AsyncIterator[object]:
+            yield TextDelta("...")
+            started.set()
+            await asyncio.Event().wait()
+
+    with SyncAgent(Blocking(), AgentRunConfig("s"),  # type: ignore[arg-type]
+                   extensions=[SQLiteSessionExtension(db_path)]) as agent:
+        def press_ctrl_c() -> None:
+            if started.wait(10):
+                os.kill(os.getpid(), signal.SIGINT)  # what Ctrl+C sends
+
+        watcher = threading.Thread(target=press_ctrl_c)
+        watcher.start()
+        with pytest.raises(KeyboardInterrupt):
+            agent.run("hi")
+        watcher.join()
+        # The request was stopped (not left running on the loop): the session is free again.
+        agent.agent.model = ScriptedModel([text_step("next")])
+        assert agent.resume().content == "next"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from app import AgentEvent, EventType, ProviderServerError, ResumeKind, UserMessage
+from app import AgentEvent, EventType, ProviderServerError, ResumeKind, SessionBusyError, UserMessage
 from app.discovery import discover_local_servers
 from app.locks import SessionLocks
 from app.settings import Settings, load_settings, save_settings
@@ -218,3 +218,44 @@ async def test_a_request_keeps_a_lock_the_window_already_held(services: AppServi
     # Without a lock held before, the request releases the one it took.
     await drain(services.stream(session.id, "again"))
     assert not other.is_locked_elsewhere(session.id)
+
+
+async def test_a_second_request_in_the_same_process_leaves_the_first_alone(
+    services: AppServices,
+) -> None:
+    services._simulator.enqueue(Reply(text="one two three four five",
+                                      fault=Fault(FaultKind.STALL, after=2)))
+    session = await services.new_session()
+    seen = asyncio.Event()
+
+    async def first() -> None:
+        async for event in services.stream(session.id, "talk"):
+            if event.type is EventType.TEXT_DELTA:
+                seen.set()
+
+    task = asyncio.ensure_future(first())
+    await asyncio.wait_for(seen.wait(), 10)
+    with pytest.raises(SessionBusyError):  # a double click, or Resume while it runs
+        await drain(services.stream_resume(session.id))
+    # The live request's marker and state are untouched, and it cannot be deleted under it.
+    assert [m.session_id for m in await services.journal.running_markers()] == [session.id]
+    assert (await services.resume_info(session.id)).stop is None
+    with pytest.raises(SessionLockedError):
+        await services.delete_session(session.id)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    info = await services.resume_info(session.id)
+    assert info.stop is not None and info.stop.kind is StopKind.STOPPED
+
+
+async def test_leaving_after_the_answer_is_not_recorded_as_a_stop(services: AppServices) -> None:
+    session = await services.new_session()
+    stream = services.stream(session.id, "hello")
+    async for event in stream:
+        if event.type is EventType.RUN_COMPLETED:
+            break
+    await stream.aclose()  # type: ignore[attr-defined]
+    info = await services.resume_info(session.id)
+    assert info.stop is None and info.blocked_reason == "completed"
+    assert await services.journal.running_markers() == []

@@ -158,11 +158,12 @@ def assert_crash_bar(window: Any, session_id: str) -> None:
     assert bar.info.stop.kind is StopKind.CRASHED
 
 
-async def resume_and_finish(window: Any, session_id: str) -> list[Any]:
+async def resume_and_finish(window: Any, session_id: str, *, click: bool = True) -> list[Any]:
     """Click the real Resume button; wait for the answer; the bar hides. The history after."""
     model = window.transcript_model
-    window.resume_bar.resume_button.click()
-    assert window.controller.busy
+    if click:
+        window.resume_bar.resume_button.click()
+        assert window.controller.busy
     await until(lambda: not window.controller.busy, 20, "the resumed answer")
     await until(lambda: not window.resume_bar.isVisible(), 10, "the bar hides")
     last = model.item(model.rowCount() - 1)
@@ -271,4 +272,64 @@ def test_kill_real_app_mid_tool(run: Any, tmp_path: Path, round_: int) -> None:
 
     run(relaunch(), timeout=45)
     assert side_effects(log) == [tag]  # exactly once: the resume did not run it again
+    assert integrity(db) == "ok"
+
+
+def test_kill_real_app_while_awaiting_approval(run: Any, tmp_path: Path) -> None:
+    """Killed while the approval card asks: on relaunch the tool is shown as never run (not
+    "may or may not have run"); Resume asks again; Allow writes the file exactly once."""
+    from app.storage.journal import TOOL_STARTED
+    from app.workspace_tools import Workspace
+
+    data_dir, log = tmp_path / "data", tmp_path / "side_effects.log"
+    call_id, name = window_child.APPROVAL_CALL_ID, window_child.APPROVAL_FILE
+    said = kill_at(data_dir, "awaiting_approval", log, "AWAITING_APPROVAL")
+    session_id = said["session"]
+    ws = tmp_path / "ws"
+    assert not (ws / name).exists()  # it never ran
+    db = data_dir / DATABASE_FILE
+    assert integrity(db) == "ok"
+    assert seqs_of(db, session_id) == [1, 2]  # the question and the call; no result
+
+    async def relaunch() -> None:
+        async with Simulator() as sim:
+            window = await open_window(data_dir, sim.openai_base_url)
+            window.services.client.tools = tuple(Workspace(ws).tools())
+            try:
+                await until(window.resume_bar.isVisible, 10, "the Resume bar at launch")
+                assert_crash_bar(window, session_id)
+                info = window.resume_bar.info
+                assert [c.id for c in info.awaiting_approval] == [call_id]
+                assert info.may_have_run == ()
+                tools = window.resume_bar.tools
+                assert tools.isVisible()
+                assert "did NOT run" in tools.text() and "never started" in tools.text()
+                assert "may or may not have run" not in tools.text(), tools.text()
+                assert "<b>write_file</b>" in tools.text()
+                card = window.transcript_model.tool_item(call_id)
+                assert card is not None and card.state is ToolState.REQUESTED
+                assert not window.approval_card.isVisible()
+
+                sim.enqueue(Reply(text=RESUMED))
+                window.resume_bar.resume_button.click()
+                await until(window.approval_card.isVisible, 10, "asked again")
+                assert window.approval_card.current_call.id == call_id
+                assert card.state is ToolState.AWAITING_APPROVAL
+                assert not (ws / name).exists()
+                window.approval_card.allow_once_button.click()
+                history = await resume_and_finish(window, session_id, click=False)
+                assert [type(m) for m in history] == [
+                    UserMessage, AssistantMessage, ToolMessage, AssistantMessage]
+                result = history[2]
+                assert isinstance(result, ToolMessage) and result.success
+                assert result.tool_call_id == call_id and result.content != RECOVERED_TOOL_TEXT
+                assert card.state is ToolState.DONE
+                assert await window.services.journal.tool_states(session_id) == {
+                    call_id: TOOL_STARTED}
+            finally:
+                await close_window(window)
+
+    run(relaunch(), timeout=45)
+    # Absent after the kill, then one successful result after Resume: written exactly once.
+    assert (ws / name).read_text() == window_child.APPROVAL_CONTENT
     assert integrity(db) == "ok"

@@ -10,6 +10,7 @@ One flushed line per milestone, always printed *after* the thing it reports happ
     SCREEN <json>       the streamed text the transcript model shows (streaming scenario)
     STREAMING           that text is on screen; the stream is stalled there (kill now)
     IN_TOOL <tag>       the tool's side effect is durable (fsynced); the tool never returns
+    AWAITING_APPROVAL   the approval card for the ``write_file`` call is on screen
 
 Scenarios:
 
@@ -21,6 +22,9 @@ Scenarios:
     the message is sent with Enter; the simulator answers with a call of the ``note`` tool,
     an async tool that appends its tag to ``LOG`` (fsynced), prints ``IN_TOOL`` and waits
     forever.
+``awaiting_approval``
+    the workspace tools of ``DATA_DIR/../ws`` are registered; the simulator answers with a
+    ``write_file`` call (id :data:`APPROVAL_CALL_ID`); the approval card asks and nobody answers.
 
 Then the child waits to be killed. Any failure prints ``FAILED <reason>`` and exits 1.
 """
@@ -50,6 +54,10 @@ TOOL_TAG = "t1"
 TOOL_TEXT = "I will write the note now."
 RATE = 60.0  # words per second: a few draft saves happen before the stall
 MILESTONE_TIMEOUT = 30.0
+APPROVAL_USER_TEXT = "Please write the file"
+APPROVAL_CALL_ID = "call_write"
+APPROVAL_FILE = "approved.txt"
+APPROVAL_CONTENT = "written after approval\n"
 
 
 def say(*parts: object) -> None:
@@ -144,6 +152,22 @@ async def drive(window: Any, scenario: str, log_path: str) -> None:
             SimToolCall("note", {"tag": TOOL_TAG}, id=f"call_{TOOL_TAG}"),)))
         QTest.keyClicks(edit, TOOL_USER_TEXT)
         QTest.keyClick(edit, Qt.Key.Key_Return)
+    elif scenario == "awaiting_approval":
+        from app.workspace_tools import Workspace
+
+        ws = Path(services.data_dir).parent / "ws"
+        ws.mkdir(exist_ok=True)
+        services.client.tools = tuple(Workspace(ws).tools())
+        simulator.enqueue(Reply(text=TOOL_TEXT, tool_calls=(SimToolCall(
+            "write_file", {"path": APPROVAL_FILE, "content": APPROVAL_CONTENT},
+            id=APPROVAL_CALL_ID),)))
+        QTest.keyClicks(edit, APPROVAL_USER_TEXT)
+        QTest.keyClick(edit, Qt.Key.Key_Return)
+        card = window.approval_card
+        await wait_for(lambda: card.isVisible() and card.current_call is not None,
+                       [window.controller.approvalRequested, model.dataChanged],
+                       "the approval card")
+        say("AWAITING_APPROVAL")
     else:
         raise AssertionError(f"unknown scenario {scenario!r}")
     await asyncio.Event().wait()  # the parent kills us

@@ -19,6 +19,8 @@ from typing import Any
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
 
 from app import (
+    CANCELLED_TOOL_TEXT,
+    DENIED_TOOL_TEXT,
     AssistantMessage,
     InternalMessage,
     Message,
@@ -46,10 +48,14 @@ class ItemKind(enum.StrEnum):
 
 
 class ToolState(enum.StrEnum):
+    REQUESTED = "requested"  # asked for, not started (e.g. was awaiting approval at a crash)
+    AWAITING_APPROVAL = "awaiting_approval"  # the approval card is asking the person
     RUNNING = "running"
     DONE = "done"
     FAILED = "failed"
-    UNKNOWN = "unknown"  # the app stopped while it ran: it may or may not have happened
+    DENIED = "denied"
+    CANCELLED = "cancelled"  # Stop pressed while it ran (or while it awaited approval)
+    UNKNOWN = "unknown"  # interrupted: the app stopped while it ran; may or may not have run
 
 
 class Roles(enum.IntEnum):
@@ -268,6 +274,10 @@ class TranscriptModel(QAbstractListModel):
         card.result = message.content
         if message.content == RECOVERED_TOOL_TEXT:
             card.state = ToolState.UNKNOWN
+        elif message.content == DENIED_TOOL_TEXT and not message.success:
+            card.state = ToolState.DENIED
+        elif message.content == CANCELLED_TOOL_TEXT and not message.success:
+            card.state = ToolState.CANCELLED
         else:
             card.state = ToolState.DONE if message.success else ToolState.FAILED
         card.touch()
@@ -400,6 +410,13 @@ class TranscriptModel(QAbstractListModel):
             return
         self._apply_result(card, message)
         self._changed(card)
+
+    def set_tool_state(self, call_id: str, state: ToolState) -> None:
+        """Show a live state change of a tool card (approval asked, allowed, ...)."""
+        card = self._tool_rows.get(call_id)
+        if card is not None and card.state is not state:
+            card.state = state
+            self._changed(card)
 
     def continue_joined(self) -> None:
         """The next assistant text continues the previous answer (drawn as one)."""

@@ -79,10 +79,14 @@ _STOP_WORDS = {
     "paused": "The provider paused this answer.",
 }
 _TOOL_STATE_WORDS = {
+    ToolState.REQUESTED: "requested — not run yet (Resume asks for approval again)",
+    ToolState.AWAITING_APPROVAL: "awaiting approval",
     ToolState.RUNNING: "running…",
     ToolState.DONE: "done",
     ToolState.FAILED: "failed",
-    ToolState.UNKNOWN: "may or may not have run",
+    ToolState.DENIED: "denied — did not run",
+    ToolState.CANCELLED: "cancelled",
+    ToolState.UNKNOWN: "interrupted — may or may not have run",
 }
 
 
@@ -298,6 +302,8 @@ class TranscriptDelegate(QStyledItemDelegate):
         state = item.state or ToolState.RUNNING
         arrow = "▾" if item.expanded else "▸"
         colour = {ToolState.DONE: "#2e7d32", ToolState.FAILED: "#c62828",
+                  ToolState.DENIED: "#c62828", ToolState.CANCELLED: "#6d4c41",
+                  ToolState.AWAITING_APPROVAL: "#8e24aa", ToolState.REQUESTED: "#8e24aa",
                   ToolState.UNKNOWN: "#e65100"}.get(state, "#1565c0")
         head = (f'<a href="{TOGGLE_SCHEME}:" style="text-decoration:none;">{arrow} Tool '
                 f"<b>{name}</b></a> · "

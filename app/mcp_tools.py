@@ -1,0 +1,413 @@
+"""Tools from MCP servers: a stdio MCP server's tools, exposed as :class:`FunctionTool` s.
+
+``McpToolSource(config)`` starts the server (a child process speaking MCP over stdin/stdout,
+with the ``mcp`` package), lists its tools and offers each as a tool the agent can register::
+
+    async with McpToolSource(McpServerConfig("files", "npx", ("-y", "some-server"))) as source:
+        agent = await Agent.create(model, tools=[*builtin_tools, *source.tools], ...)
+
+Each tool is named ``<server>__<tool>`` (sanitised to what providers accept) and has side effects
+by default, so the app asks the person before it runs. A call never hangs and never raises: a
+server that exits or does not answer within ``call_timeout`` gives a failed result saying so,
+an error the tool reports (``isError``) gives a failed result with the server's text.
+
+The ``mcp`` client keeps anyio task groups that must be entered and left by the same task, so the
+whole connection lives in one background task that waits for :meth:`McpToolSource.aclose`;
+calls from other tasks only send requests through the session. Closing stops the server
+(stdin closed, then SIGTERM, then SIGKILL of its process group, each bounded) and reaps it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import re
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import IO, Any, Final
+
+from .messages import ToolCall
+from .tools import FunctionTool, ToolArgumentError, ToolResult
+
+__all__ = [
+    "McpServerConfig",
+    "McpServerError",
+    "McpTool",
+    "McpToolSource",
+    "mcp_tool_name",
+]
+
+logger = logging.getLogger(__name__)
+
+#: How long the server may take to start and list its tools.
+CONNECT_TIMEOUT: Final = 30.0
+#: How long closing may take before the background task is abandoned (the mcp client's own
+#: shutdown is bounded at about 6.5 s: stdin close 2 s, SIGTERM 2 s, SIGKILL 2 s).
+CLOSE_TIMEOUT: Final = 10.0
+_STDERR_TAIL: Final = 600
+_NAME_OK = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+@dataclass(frozen=True, slots=True)
+class McpServerConfig:
+    """One stdio MCP server the person configured.
+
+    ``env`` is added to a minimal inherited environment (PATH, HOME, ...), as the mcp package
+    does. ``side_effects`` (default true) sends every call through the approval path.
+    """
+
+    name: str
+    command: str
+    args: Sequence[str] = ()
+    env: Mapping[str, str] | None = None
+    call_timeout: float = 30.0
+    side_effects: bool = True
+    cwd: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.name.strip():
+            raise ValueError("an MCP server needs a name")
+        if not self.command.strip():
+            raise ValueError(f"the MCP server {self.name!r} needs a command")
+        if self.call_timeout <= 0:
+            raise ValueError("call_timeout must be positive")
+        object.__setattr__(self, "args", tuple(self.args))
+
+
+class McpServerError(RuntimeError):
+    """The server could not be started or listed (the message is fit for the person)."""
+
+
+def mcp_tool_name(server: str, tool: str, taken: set[str] | frozenset[str] = frozenset()) -> str:
+    """``server__tool`` made to fit ``[a-zA-Z0-9_-]{1,64}``, unique among ``taken``."""
+    prefix = _NAME_OK.sub("_", server)[:24] or "mcp"
+    base = f"{prefix}__{_NAME_OK.sub('_', tool) or 'tool'}"[:64]
+    name, n = base, 2
+    while name in taken:
+        suffix = f"_{n}"
+        name = base[: 64 - len(suffix)] + suffix
+        n += 1
+    return name
+
+
+@dataclass(frozen=True, slots=True)
+class McpTool(FunctionTool):
+    """A tool of an MCP server; ``invoke`` answers with the server's result, never raises."""
+
+    async def invoke(self, call: ToolCall) -> ToolResult:
+        try:
+            arguments = self._bind(call.arguments_dict())
+        except ToolArgumentError as err:
+            return ToolResult(f"Invalid arguments for {self.name}: {err}", success=False)
+        try:
+            result = await self.function(**arguments)
+        except Exception as err:  # pragma: no cover - _call answers every failure itself
+            logger.exception("MCP tool %s failed unexpectedly", self.name)
+            return ToolResult(f"{type(err).__name__}: {err}", success=False)
+        assert isinstance(result, ToolResult)
+        return result
+
+
+def _summarise(block: Any) -> str:
+    """One content block as text for the model: text as is, other kinds described."""
+    kind = getattr(block, "type", None)
+    if kind == "text":
+        return str(block.text)
+    if kind in ("image", "audio"):
+        size = len(getattr(block, "data", "") or "") * 3 // 4
+        return f"[{kind} content, {block.mime_type}, about {size} bytes, not shown]"
+    if kind == "resource_link":
+        return f"[resource link: {block.uri}" + (f" ({block.name})" if block.name else "") + "]"
+    if kind == "resource":
+        resource = block.resource
+        text = getattr(resource, "text", None)
+        if isinstance(text, str):
+            return text
+        kind_text = resource.mime_type or "unknown type"
+        return f"[binary resource {resource.uri}, {kind_text}, not shown]"
+    return f"[{kind or type(block).__name__} content, not shown]"
+
+
+def _result_text(result: Any) -> str:
+    parts = [_summarise(block) for block in result.content or ()]
+    if not parts and result.structured_content is not None:
+        parts.append(json.dumps(result.structured_content, ensure_ascii=False, default=str))
+    return "\n".join(parts)
+
+
+class McpToolSource:
+    """One running MCP server and its tools (see the module docstring)."""
+
+    def __init__(
+        self,
+        config: McpServerConfig,
+        *,
+        connect_timeout: float = CONNECT_TIMEOUT,
+        close_timeout: float = CLOSE_TIMEOUT,
+    ) -> None:
+        self.config = config
+        self.connect_timeout = connect_timeout
+        self.close_timeout = close_timeout
+        self._tools: tuple[McpTool, ...] = ()
+        self._session: Any = None
+        self._runner: asyncio.Task[None] | None = None
+        self._ready = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._failure: BaseException | None = None
+        self._closed = False
+        self._stderr: IO[str] | None = None
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "running" if self.alive else "not running"
+        return f"McpToolSource({self.config.name!r}, {state}, tools={len(self._tools)})"
+
+    @property
+    def tools(self) -> tuple[McpTool, ...]:
+        """The server's tools as listed at start (empty before :meth:`start`)."""
+        return self._tools
+
+    @property
+    def alive(self) -> bool:
+        """Whether the connection is up (false once the server exited or after closing)."""
+        return (
+            self._session is not None and self._runner is not None and not self._runner.done()
+            and not self._stop.is_set()
+        )
+
+    async def __aenter__(self) -> McpToolSource:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    # --- lifecycle ----------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Start the server and list its tools; :class:`McpServerError` if that fails."""
+        if self._closed:
+            raise McpServerError(f"The MCP server {self.config.name!r} connection was closed.")
+        if self._runner is not None:
+            return
+        self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+        self._runner = asyncio.create_task(self._run(), name=f"mcp:{self.config.name}")
+        waiter = asyncio.ensure_future(self._ready.wait())
+        try:
+            done, _ = await asyncio.wait(
+                {waiter, self._runner}, timeout=self.connect_timeout,
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+        except BaseException:
+            waiter.cancel()
+            await self.aclose()
+            raise
+        waiter.cancel()
+        if self._ready.is_set() and not self._runner.done():
+            return
+        if not done:
+            problem = f"did not start within {self.connect_timeout:g} seconds"
+        else:
+            problem = f"could not be started ({self._describe_failure()})"
+        await self.aclose()
+        raise McpServerError(
+            f"The MCP server {self.config.name!r} {problem}; check its command in Settings."
+            + self._stderr_hint()
+        )
+
+    async def aclose(self) -> None:
+        """Stop the server and wait (bounded) until its process is gone. Safe to repeat."""
+        self._closed = True
+        runner = self._runner
+        if runner is None or runner.done():
+            self._close_stderr()
+            return
+        self._stop.set()
+        try:
+            await asyncio.wait_for(asyncio.shield(runner), self.close_timeout)
+        except TimeoutError:
+            logger.warning("MCP server %r did not stop in time; abandoning it", self.config.name)
+            runner.cancel()
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(runner, 1.0)
+        except Exception:  # the failure is kept in _failure by _run
+            pass
+        finally:
+            self._close_stderr()
+
+    async def _run(self) -> None:
+        from mcp import ClientSession, StdioServerParameters, stdio_client
+        from mcp import types as mcp_types
+
+        params = StdioServerParameters(
+            command=self.config.command,
+            args=list(self.config.args),
+            env=dict(self.config.env) if self.config.env else None,
+            cwd=self.config.cwd,
+        )
+        try:
+            async with (
+                stdio_client(params, errlog=self._stderr) as (read, write),  # type: ignore[arg-type]
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                listed: list[Any] = []
+                cursor: str | None = None
+                while True:
+                    page = await session.list_tools(
+                        params=mcp_types.PaginatedRequestParams(cursor=cursor) if cursor else None
+                    )
+                    listed.extend(page.tools)
+                    cursor = page.next_cursor
+                    if not cursor:
+                        break
+                self._tools = self._make_tools(listed)
+                self._session = session
+                self._ready.set()
+                await self._stop.wait()
+        except Exception as err:
+            self._failure = err
+            logger.info("MCP server %r connection ended: %r", self.config.name, err)
+        finally:
+            self._session = None
+
+    def _make_tools(self, listed: Sequence[Any]) -> tuple[McpTool, ...]:
+        tools: list[McpTool] = []
+        taken: set[str] = set()
+        for remote in listed:
+            name = mcp_tool_name(self.config.name, remote.name, taken)
+            taken.add(name)
+            schema = dict(remote.input_schema or {})
+            schema.setdefault("type", "object")
+            schema.setdefault("properties", {})
+            description = (remote.description or "").strip() or remote.name
+            tools.append(
+                McpTool(
+                    name=name,
+                    description=f"{description} (from the MCP server {self.config.name!r})",
+                    parameters=schema,
+                    function=self._caller(remote.name),
+                    side_effects=self.config.side_effects,
+                    timeout=None,  # the call bounds itself, with a clearer message
+                )
+            )
+        return tuple(tools)
+
+    def _caller(self, remote_name: str) -> Any:
+        async def call(**arguments: Any) -> ToolResult:
+            return await self.call(remote_name, arguments)
+
+        call.__name__ = remote_name
+        return call
+
+    # --- calls --------------------------------------------------------------------------------
+
+    async def call(self, tool: str, arguments: Mapping[str, Any]) -> ToolResult:
+        """Call the server's tool ``tool``; every failure is a failed result, never raised."""
+        server = self.config.name
+        session = self._session
+        if session is None or not self.alive:
+            return ToolResult(
+                f"The MCP server {server!r} is not running, so {tool!r} was not called. "
+                "Check its command in Settings.",
+                success=False,
+            )
+        timeout = self.config.call_timeout
+        # Both the session and our deadline: whichever notices first, the call ends.
+        call = asyncio.ensure_future(session.call_tool(tool, dict(arguments)))
+        assert self._runner is not None
+        try:
+            done, _ = await asyncio.wait(
+                {call, self._runner}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+            )
+        except asyncio.CancelledError:
+            call.cancel()
+            raise
+        if call not in done:
+            call.cancel()
+            with contextlib.suppress(BaseException):
+                await call
+            if self._runner.done():
+                return ToolResult(
+                    self._stopped_text(tool, "it exited or closed its connection", hint=True),
+                    success=False,
+                )
+            return ToolResult(
+                self._stopped_text(tool, f"no answer within {timeout:g} seconds"), success=False
+            )
+        try:
+            result = call.result()
+        except Exception as err:
+            if _connection_closed(err) or self._runner.done():
+                self._stop.set()  # the runner shuts the transport down and reaps the process
+                return ToolResult(
+                    self._stopped_text(tool, "it exited or closed its connection", hint=True),
+                    success=False,
+                )
+            return ToolResult(
+                f"The MCP server {server!r} could not run {tool!r}: {_error_text(err)}",
+                success=False,
+            )
+        text = _result_text(result)
+        if getattr(result, "is_error", False):
+            return ToolResult(text or f"The MCP server {server!r} reported an error in {tool!r}.",
+                              success=False)
+        return ToolResult(text)
+
+    def _stopped_text(self, tool: str, why: str, *, hint: bool = False) -> str:
+        return (
+            f"The MCP server {self.config.name!r} stopped responding while running {tool!r} "
+            f"({why}); the call may or may not have taken effect. Check its command in "
+            "Settings." + (self._stderr_hint() if hint else "")
+        )
+
+    # --- diagnostics --------------------------------------------------------------------------
+
+    def _describe_failure(self) -> str:
+        err = self._failure
+        if err is None:
+            return "it exited"
+        return _error_text(err)
+
+    def _stderr_hint(self) -> str:
+        handle = self._stderr
+        if handle is None or handle.closed:
+            return ""
+        try:
+            handle.flush()
+            size = handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, size - 4 * _STDERR_TAIL))
+            tail = handle.read().strip()[-_STDERR_TAIL:]
+        except (OSError, ValueError):
+            return ""
+        return f" Its last output: {tail}" if tail else ""
+
+    def _close_stderr(self) -> None:
+        if self._stderr is not None and not self._stderr.closed:
+            self._stderr.close()
+
+
+def _connection_closed(err: BaseException) -> bool:
+    from mcp import MCPError
+    from mcp_types import CONNECTION_CLOSED
+
+    if isinstance(err, BaseExceptionGroup):
+        return any(_connection_closed(e) for e in err.exceptions)
+    return isinstance(err, MCPError) and err.code == CONNECTION_CLOSED
+
+
+def _error_text(err: BaseException) -> str:
+    if isinstance(err, BaseExceptionGroup):
+        return "; ".join(_error_text(e) for e in err.exceptions)
+    text = str(err).strip()
+    return f"{type(err).__name__}: {text}" if text else type(err).__name__
+

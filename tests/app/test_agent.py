@@ -13,8 +13,8 @@ import pytest
 from app import (
     CANCELLED_TOOL_TEXT,
     DENIED_TOOL_TEXT,
-    NOT_STARTED_TOOL_TEXT,
     GOAL_COMPLETE_MARKER,
+    NOT_STARTED_TOOL_TEXT,
     Agent,
     AgentClient,
     AgentEvent,

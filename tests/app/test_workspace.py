@@ -13,7 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from app import AgentEvent, EventType, ProviderServerError, ResumeKind, SessionBusyError, UserMessage
+from app import (
+    AgentEvent,
+    EventType,
+    ProviderServerError,
+    ResumeKind,
+    SessionBusyError,
+    UserMessage,
+)
 from app.discovery import discover_local_servers
 from app.locks import SessionLocks
 from app.settings import Settings, load_settings, save_settings

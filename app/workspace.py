@@ -55,6 +55,7 @@ from .events import (
     TextDeltaEvent,
 )
 from .locks import SessionLocks
+from .mcp_tools import McpServerConfig, McpServerError, McpToolSource
 from .messages import AssistantMessage, Message, StopReason, ToolCall
 from .model import Model
 from .resume import ResumeBlocked, ResumePoint
@@ -70,6 +71,7 @@ from .storage.journal import (
 )
 from .storage.sqlite import SearchHit, SQLiteSessionExtension
 from .tools import FunctionTool
+from .workspace_tools import Workspace, WorkspaceError
 
 __all__ = [
     "DATABASE_FILE",
@@ -85,6 +87,7 @@ log = logging.getLogger(__name__)
 
 DATABASE_FILE = "continuum.sqlite"
 DRAFT_SAVE_INTERVAL = 0.5  # seconds between draft saves while streaming
+MCP_CLOSE_TIMEOUT = 8.0  # seconds all MCP servers together may take to stop on close
 
 
 class SessionLockedError(ContinuumError):
@@ -195,6 +198,13 @@ class AppServices:
         self.approver: UIApprover | None = None
         #: Tool names allowed "for this conversation", per session (in memory only).
         self.allowed_tools: dict[str, set[str]] = {}
+        #: Shows a person-facing message (the window sets it to its status bar).
+        self.notify: Callable[[str], None] | None = None
+        #: The running MCP servers and why configured ones did not start (person-facing).
+        self.mcp_sources: list[McpToolSource] = []
+        self.mcp_problems: list[str] = []
+        self._mcp_configs: tuple[McpServerConfig, ...] = ()
+        self._mcp_task: asyncio.Task[None] | None = None
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -262,6 +272,12 @@ class AppServices:
         return target
 
     async def close(self) -> None:
+        try:
+            await self._close_mcp()
+        finally:
+            await self._close_rest()
+
+    async def _close_rest(self) -> None:
         close_model = getattr(self.client.model, "aclose", None)
         if close_model is not None:
             with contextlib.suppress(Exception):
@@ -274,6 +290,109 @@ class AppServices:
         await self.client.close()
 
     # --- settings and models ------------------------------------------------------------------
+
+    # --- MCP servers ---------------------------------------------------------------------------
+
+    def start_mcp_servers(self) -> asyncio.Task[None]:
+        """(Re)start the configured MCP servers in the background if the configuration changed.
+
+        Returns the task; :meth:`mcp_ready` waits for it. A server that fails to start is
+        described in :attr:`mcp_problems`; the others are used.
+        """
+        configs = tuple(self.settings.mcp_servers)
+        if self._mcp_task is not None and configs == self._mcp_configs:
+            return self._mcp_task
+        previous = self._mcp_task
+        self._mcp_configs = configs
+        self._mcp_task = asyncio.ensure_future(self._restart_mcp(previous, configs))
+        return self._mcp_task
+
+    async def mcp_ready(self) -> list[str]:
+        """Wait until the MCP servers have started (or failed); returns :attr:`mcp_problems`."""
+        task = self._mcp_task
+        if task is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(task)
+        return list(self.mcp_problems)
+
+    @property
+    def mcp_tools(self) -> tuple[FunctionTool, ...]:
+        return tuple(tool for source in self.mcp_sources for tool in source.tools)
+
+    async def _restart_mcp(self, previous: asyncio.Task[None] | None,
+                           configs: tuple[McpServerConfig, ...]) -> None:
+        if previous is not None:
+            with contextlib.suppress(BaseException):
+                await previous
+        old, self.mcp_sources = self.mcp_sources, []
+        await self._aclose_sources(old)
+        sources = [McpToolSource(config) for config in configs]
+        results = await asyncio.gather(*(s.start() for s in sources), return_exceptions=True)
+        problems: list[str] = []
+        started: list[McpToolSource] = []
+        for source, result in zip(sources, results, strict=True):
+            if result is None:
+                started.append(source)
+            elif isinstance(result, McpServerError):
+                problems.append(str(result))
+            else:
+                problems.append(f"The MCP server {source.config.name!r} could not be started "
+                                f"({type(result).__name__}: {result}); check it in Settings.")
+        self.mcp_sources = started
+        self.mcp_problems = problems
+
+    @staticmethod
+    async def _aclose_sources(sources: list[McpToolSource]) -> None:
+        if sources:
+            await asyncio.gather(*(s.aclose() for s in sources), return_exceptions=True)
+
+    async def _close_mcp(self) -> None:
+        """Stop every MCP server, bounded by :data:`MCP_CLOSE_TIMEOUT` in all."""
+        task, self._mcp_task = self._mcp_task, None
+        if task is not None and not task.done():
+            task.cancel()
+        try:
+            async with asyncio.timeout(MCP_CLOSE_TIMEOUT):
+                if task is not None:
+                    with contextlib.suppress(BaseException):
+                        await task
+                sources, self.mcp_sources = self.mcp_sources, []
+                await self._aclose_sources(sources)
+        except TimeoutError:
+            log.warning("MCP servers did not stop within %s s", MCP_CLOSE_TIMEOUT)
+
+    # --- workspace folders ---------------------------------------------------------------------
+
+    async def set_workspace(self, session_id: str, path: str | None) -> None:
+        """The folder (an absolute path) this conversation's file tools work in (``None``: no
+        file tools, whatever the default)."""
+        await self.journal.set_workspace(session_id, path or None)
+
+    async def workspace(self, session_id: str | None) -> str | None:
+        """This conversation's folder: its own choice, else the settings' default."""
+        if session_id is None:
+            return self.settings.workspace
+        chosen = await self.journal.workspace(session_id)
+        if chosen is None:
+            return self.settings.workspace
+        return chosen or None
+
+    async def workspace_tools(self, session_id: str) -> list[FunctionTool]:
+        """File tools for the conversation's folder; none (with a notice) if it is gone."""
+        path = await self.workspace(session_id)
+        if path is None:
+            return []
+        try:
+            return Workspace(path).tools()
+        except (OSError, WorkspaceError):
+            message = (f"The workspace folder {path} no longer exists or cannot be opened, so "
+                       "this answer has no file tools. Choose another folder in the "
+                       "Conversation menu.")
+            log.info("workspace folder unavailable: %s", path)
+            if self.notify is not None:
+                with contextlib.suppress(Exception):
+                    self.notify(message)
+            return []
 
     def save_settings(self, settings: Settings) -> None:
         save_settings(self.data_dir, settings)
@@ -295,6 +414,7 @@ class AppServices:
         self.save_settings(Settings(
             provider_kind="simulator", base_url=base_url, model=self.settings.model or "sim-echo",
             system_prompt=self.settings.system_prompt, workspace=self.settings.workspace,
+            mcp_servers=self.settings.mcp_servers,
         ))
         return base_url
 
@@ -310,7 +430,12 @@ class AppServices:
         return OpenAICompatibleModel(settings.base_url, settings.model or "default", api_key=key)
 
     async def configure_model(self) -> Model | None:
-        """Build the model from the settings and use it for new requests (``None``: none set)."""
+        """Build the model from the settings and use it for new requests (``None``: none set).
+
+        Also (re)starts the configured MCP servers in the background (see
+        :meth:`start_mcp_servers`); requests wait for them to be up.
+        """
+        self.start_mcp_servers()
         settings = self.settings
         if not settings.configured:
             return None
@@ -395,7 +520,16 @@ class AppServices:
 
     def stream(self, session_id: str, text: str, *, goal: str | None = None,
                ) -> AsyncIterator[AgentEvent]:
-        return self._tracked(session_id, lambda: self._agent(session_id).stream(text, goal=goal))
+        return self._tracked(session_id, lambda: self._send_events(session_id, text, goal))
+
+    async def _send_events(self, session_id: str, text: str, goal: str | None,
+                           ) -> AsyncIterator[AgentEvent]:
+        agent = await self._agent(session_id)
+        async with contextlib.aclosing(  # type: ignore[type-var]
+            agent.stream(text, goal=goal)
+        ) as events:
+            async for event in events:
+                yield event
 
     def stream_resume(self, session_id: str, *, model: Model | None = None,
                       ) -> AsyncIterator[AgentEvent]:
@@ -405,7 +539,7 @@ class AppServices:
     async def _resume_events(self, session_id: str, model: Model | None,
                              ) -> AsyncIterator[AgentEvent]:
         not_started = await self.not_started_calls(session_id)
-        agent = self._agent(session_id)
+        agent = await self._agent(session_id)
         async with contextlib.aclosing(  # type: ignore[type-var]
             agent.stream_resume(model=model, not_started=not_started)
         ) as events:
@@ -417,8 +551,17 @@ class AppServices:
         states = await self.journal.tool_states(session_id)
         return frozenset(cid for cid, state in states.items() if state == TOOL_AWAITING_APPROVAL)
 
-    def _agent(self, session_id: str) -> Agent:
-        agent = self.client.agent(session_id)
+    async def _agent(self, session_id: str) -> Agent:
+        """The request's agent: the client's tools, the MCP servers' and the conversation's
+        file tools, asking the person through :meth:`approver_for`."""
+        await self.mcp_ready()
+        tools: list[Any] = list(self.client.tools)
+        taken = {t.name for t in tools if isinstance(t, FunctionTool)}
+        for tool in (*self.mcp_tools, *await self.workspace_tools(session_id)):
+            if tool.name not in taken:  # the app's own tools win over same-named ones
+                taken.add(tool.name)
+                tools.append(tool)
+        agent = self.client.agent(session_id, tools=tools)
         agent.approve_tool = self.approver_for(session_id)
         return agent
 

@@ -77,6 +77,9 @@ class ConversationController(QObject):
         self._helpers: set[asyncio.Task[Any]] = set()
         self.last_error: str | None = None
         self.resume_info: ResumeInfo | None = None
+        #: A conversation created empty (e.g. to remember its workspace folder): its first
+        #: message names it, as for a conversation created by its first message.
+        self.name_on_first_send: str | None = None
         self._shutting_down = False
         services.approver = self._approve
 
@@ -218,6 +221,10 @@ class ConversationController(QObject):
             self.session_id = info.id
             self.services.try_lock_session(info.id)
             self.sessionChanged.emit(info.id)
+            self.sessionsChanged.emit()
+        elif self.session_id == self.name_on_first_send:
+            self.name_on_first_send = None
+            await self.services.rename_session(self.session_id, title_from(text))
             self.sessionsChanged.emit()
         await self._consume(lambda sid: self.services.stream(sid, text))
 

@@ -1,4 +1,5 @@
-"""Settings: provider, base URL, model, system prompt, and the API key (OS keyring only).
+"""Settings: provider, base URL, model, system prompt, the API key (OS keyring only), and the
+MCP servers Continuum starts (a name and a command line each).
 
 The key never goes to the settings file or the database. Where this machine has no keyring the
 dialog says so and names the environment variable Continuum reads instead.
@@ -7,19 +8,27 @@ dialog says so and names the environment variable Continuum reads instead.
 from __future__ import annotations
 
 import dataclasses
+import shlex
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
+    QListWidget,
+    QListWidgetItem,
     QPlainTextEdit,
+    QPushButton,
     QVBoxLayout,
     QWidget,
 )
 
+from app.mcp_tools import McpServerConfig
 from app.secrets import DEFAULT_KEY_ENV, NoKeyringError, keyring_available, set_api_key
 from app.settings import Settings
 
@@ -73,6 +82,33 @@ class SettingsDialog(QDialog):
         self.error.setStyleSheet("color: #c62828;")
         self.error.hide()
 
+        self.mcp_list = QListWidget()
+        self.mcp_list.setObjectName("mcpList")
+        self.mcp_list.setMaximumHeight(90)
+        self.mcp_name = QLineEdit()
+        self.mcp_name.setObjectName("mcpName")
+        self.mcp_name.setPlaceholderText("Name, e.g. files")
+        self.mcp_command = QLineEdit()
+        self.mcp_command.setObjectName("mcpCommand")
+        self.mcp_command.setPlaceholderText("Command line, e.g. npx -y some-mcp-server /path")
+        self.mcp_add = QPushButton("Add")
+        self.mcp_add.setObjectName("mcpAdd")
+        self.mcp_remove = QPushButton("Remove")
+        self.mcp_remove.setObjectName("mcpRemove")
+        for server in settings.mcp_servers:
+            self._add_server_item(server)
+        self.mcp_add.clicked.connect(self._add_server)
+        self.mcp_remove.clicked.connect(self._remove_server)
+        mcp_box = QGroupBox("MCP servers (their tools ask before each run)")
+        mcp_layout = QVBoxLayout(mcp_box)
+        mcp_layout.addWidget(self.mcp_list)
+        add_row = QHBoxLayout()
+        add_row.addWidget(self.mcp_name, 1)
+        add_row.addWidget(self.mcp_command, 3)
+        add_row.addWidget(self.mcp_add)
+        add_row.addWidget(self.mcp_remove)
+        mcp_layout.addLayout(add_row)
+
         form = QFormLayout()
         form.addRow("Provider", self.provider)
         form.addRow("Base URL", self.base_url)
@@ -87,6 +123,7 @@ class SettingsDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(self.key_note)
+        layout.addWidget(mcp_box)
         layout.addWidget(self.error)
         layout.addWidget(buttons)
 
@@ -94,6 +131,41 @@ class SettingsDialog(QDialog):
         self.provider.setCurrentIndex(max(index, 0))
         self.provider.currentIndexChanged.connect(self._provider_changed)
         self._update_key_note()
+
+    # --- MCP servers -----------------------------------------------------------------------
+
+    def _add_server_item(self, server: McpServerConfig) -> None:
+        line = shlex.join([server.command, *server.args])
+        item = QListWidgetItem(f"{server.name} — {line}")
+        item.setData(Qt.ItemDataRole.UserRole, server)
+        self.mcp_list.addItem(item)
+
+    def mcp_servers(self) -> tuple[McpServerConfig, ...]:
+        role = Qt.ItemDataRole.UserRole
+        return tuple(self.mcp_list.item(i).data(role) for i in range(self.mcp_list.count()))
+
+    def _add_server(self) -> None:
+        name = self.mcp_name.text().strip()
+        try:
+            words = shlex.split(self.mcp_command.text())
+        except ValueError as err:
+            self._fail(f"The command line cannot be read ({err}); check its quotes.")
+            return
+        if not name or not words:
+            self._fail("Enter a name and the command line that starts the MCP server.")
+            return
+        if any(server.name == name for server in self.mcp_servers()):
+            self._fail(f"There is already an MCP server named {name!r}.")
+            return
+        self._add_server_item(McpServerConfig(name, words[0], tuple(words[1:])))
+        self.mcp_name.clear()
+        self.mcp_command.clear()
+        self.error.hide()
+
+    def _remove_server(self) -> None:
+        row = self.mcp_list.currentRow()
+        if row >= 0:
+            self.mcp_list.takeItem(row)
 
     def _provider_changed(self) -> None:
         kind = self.provider.currentData()
@@ -127,6 +199,7 @@ class SettingsDialog(QDialog):
             model=self.model.currentText().strip(),
             system_prompt=self.system_prompt.toPlainText(),
             api_key_env=self.key_env.text().strip() or None,
+            mcp_servers=self.mcp_servers(),
         )
 
     def accept(self) -> None:

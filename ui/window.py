@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QMainWindow,
+    QPushButton,
     QSplitter,
     QStackedWidget,
     QVBoxLayout,
@@ -78,6 +80,12 @@ class MainWindow(QMainWindow):
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.provider_label = QLabel()
         self.provider_label.setObjectName("providerLabel")
+        self.workspace_button = QPushButton("No workspace folder")
+        self.workspace_button.setObjectName("workspaceButton")
+        self.workspace_button.setAccessibleName("workspaceButton")
+        self.workspace_button.setFlat(True)
+        self.workspace_button.setToolTip(
+            "The folder this conversation's file tools may read and write (click to choose)")
 
         self.stack = QStackedWidget()
         self.stack.addWidget(self.transcript)
@@ -85,6 +93,7 @@ class MainWindow(QMainWindow):
         top = QHBoxLayout()
         top.setContentsMargins(8, 6, 8, 0)
         top.addWidget(self.provider_label, 1)
+        top.addWidget(self.workspace_button)
         top.addWidget(QLabel("Model:"))
         top.addWidget(self.model_picker)
         right = QWidget()
@@ -112,6 +121,7 @@ class MainWindow(QMainWindow):
         self._connect()
         self._closing = False
         self._closed: asyncio.Future[None] | None = None
+        self._workspace_path: str | None = None
         self.composer.edit.setFocus()
 
     # --- construction ----------------------------------------------------------------------
@@ -152,6 +162,12 @@ class MainWindow(QMainWindow):
         self._action(conversation, "&Stop answer", self.controller.stop, None, "stopAction")
         self._action(conversation, "&Rename…", self._rename_current, "F2", "renameAction")
         self._action(conversation, "&Delete…", self._delete_current, None, "deleteAction")
+        conversation.addSeparator()
+        self.workspace_action = self._action(
+            conversation, "&Workspace folder…", self.choose_workspace, None, "workspaceAction")
+        self.no_workspace_action = self._action(
+            conversation, "&No workspace folder",
+            lambda: self.controller.spawn(self.set_workspace(None)), None, "noWorkspaceAction")
 
     def _connect(self) -> None:
         c = self.controller
@@ -162,6 +178,8 @@ class MainWindow(QMainWindow):
         c.sessionChanged.connect(self._session_changed)
         c.sessionsChanged.connect(lambda: c.spawn(self.refresh_sessions()))
         c.statusMessage.connect(lambda text: self.statusBar().showMessage(text, 8000))
+        self.services.notify = c.statusMessage.emit
+        self.workspace_button.clicked.connect(self.choose_workspace)
         self.composer.sendRequested.connect(self._send)
         self.composer.stopRequested.connect(c.stop)
         self.resume_bar.resumeRequested.connect(self._resume)
@@ -194,6 +212,7 @@ class MainWindow(QMainWindow):
         sessions = await self.refresh_sessions()
         if sessions:
             await self.controller.open_session(sessions[0].id)
+        await self.refresh_workspace()
 
     async def run(self) -> None:
         """Start, then wait until the window has closed and cleaned up."""
@@ -218,8 +237,15 @@ class MainWindow(QMainWindow):
         where = "" if settings.provider_kind == "simulator" else f" · {settings.base_url}"
         self.provider_label.setText(f"{kind}{where}")
         self.stack.setCurrentWidget(self.transcript)
+        self.controller.spawn(self._report_mcp())
         if model is not None:
             await self.refresh_models()
+
+    async def _report_mcp(self) -> None:
+        """Say in the status bar which configured MCP servers did not start."""
+        problems = await self.services.mcp_ready()
+        if problems:
+            self.statusBar().showMessage(" ".join(problems), 20000)
 
     async def refresh_models(self) -> None:
         settings = self.services.settings
@@ -306,6 +332,58 @@ class MainWindow(QMainWindow):
     def _session_changed(self, session_id: str | None) -> None:
         self.sidebar.set_current(session_id)
         self.transcript.follow()
+        self.controller.spawn(self.refresh_workspace())
+
+    # --- workspace folder ------------------------------------------------------------------
+
+    def choose_workspace(self) -> None:
+        """Ask for this conversation's workspace folder (its file tools work only there)."""
+        if self.controller.busy:
+            self.statusBar().showMessage("Stop the running answer first (Esc).", 5000)
+            return
+        start = self._workspace_path or str(Path.home())
+        path = QFileDialog.getExistingDirectory(self, "Workspace folder for this conversation",
+                                                start)
+        if path:
+            self.controller.spawn(self.set_workspace(str(Path(path).resolve())))
+
+    async def set_workspace(self, path: str | None) -> None:
+        """Give the open conversation ``path`` as its workspace (``None``: no file tools)."""
+        c = self.controller
+        if c.busy:
+            self.statusBar().showMessage("Stop the running answer first (Esc).", 5000)
+            return
+        if c.read_only:
+            self.statusBar().showMessage("This conversation is busy in another window.", 5000)
+            return
+        session_id = c.session_id
+        if session_id is None:  # a new conversation: create it now to remember the folder
+            info = await self.services.new_session()
+            await c.open_session(info.id)
+            c.name_on_first_send = info.id  # created empty: named after its first message
+            session_id = info.id
+            await self.refresh_sessions()
+        await self.services.set_workspace(session_id, path)
+        await self.refresh_workspace()
+        self.statusBar().showMessage(
+            f"File tools in this conversation now work in {path}." if path
+            else "This conversation has no file tools now.", 8000)
+
+    async def refresh_workspace(self) -> None:
+        session_id = self.controller.session_id
+        path = await self.services.workspace(session_id)
+        if session_id != self.controller.session_id:
+            return
+        self._workspace_path = path
+        if path is None:
+            self.workspace_button.setText("No workspace folder")
+            self.workspace_button.setToolTip(
+                "This conversation has no file tools. Click to choose a folder they may use.")
+        else:
+            name = Path(path).name or path
+            missing = not await asyncio.to_thread(os.path.isdir, path)
+            self.workspace_button.setText(f"Folder: {name}" + (" (missing)" if missing else ""))
+            self.workspace_button.setToolTip(path)
 
     # --- requests --------------------------------------------------------------------------
 

@@ -13,7 +13,10 @@ process writes nothing. So the app keeps, per conversation, in the same database
 * **tool states**: for a call that needs approval, whether it is ``awaiting_approval`` (it
   provably never started) or ``started`` (it may have run) — written durably before each step.
 
-These tables are created by the store's migrations (schema 2; tool states schema 3).
+* the conversation's **workspace folder** (``session_settings``).
+
+These tables are created by the store's migrations (schema 2; tool states schema 3;
+session settings schema 4).
 """
 
 from __future__ import annotations
@@ -186,6 +189,40 @@ class SessionJournal:
                 "SELECT call_id, state FROM tool_states WHERE session_id = ?", (session_id,)
             ) as cursor:
                 return {str(row[0]): str(row[1]) for row in await cursor.fetchall()}
+
+        return await self.store._read(op)
+
+    async def set_workspace(self, session_id: str, path: str | None) -> None:
+        """The conversation's workspace folder; ``None`` records "no folder" on purpose."""
+        now = time.time()
+
+        async def op(conn: aiosqlite.Connection) -> None:
+            await conn.execute("BEGIN IMMEDIATE")
+            try:
+                await conn.execute(
+                    "INSERT OR IGNORE INTO sessions(id, title, created_at, updated_at) "
+                    "VALUES (?, NULL, ?, ?)", (session_id, now, now),
+                )
+                await conn.execute(
+                    "INSERT INTO session_settings(session_id, workspace) VALUES (?, ?) "
+                    "ON CONFLICT(session_id) DO UPDATE SET workspace = excluded.workspace",
+                    (session_id, path or ""),
+                )
+                await conn.execute("COMMIT")
+            except BaseException:
+                await _rollback(conn)
+                raise
+
+        await self.store._write(op)
+
+    async def workspace(self, session_id: str) -> str | None:
+        """The recorded folder, ``""`` for "none on purpose", ``None`` when never chosen."""
+        async def op(conn: aiosqlite.Connection) -> str | None:
+            async with conn.execute(
+                "SELECT workspace FROM session_settings WHERE session_id = ?", (session_id,)
+            ) as cursor:
+                row = await cursor.fetchone()
+            return None if row is None else str(row[0] or "")
 
         return await self.store._read(op)
 

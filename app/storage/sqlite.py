@@ -137,6 +137,14 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             PRIMARY KEY (session_id, call_id)
         )""",
     ),
+    (
+        # Schema 4: per-conversation choices. ``workspace``: the folder its file tools work in
+        # ('' = none chosen on purpose; no row = the settings' default).
+        """CREATE TABLE session_settings (
+            session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+            workspace TEXT
+        )""",
+    ),
 )
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 

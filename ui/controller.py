@@ -93,8 +93,20 @@ class ConversationController(QObject):
     def task(self) -> asyncio.Task[None] | None:
         return self._task
 
-    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
-        """Run a short helper coroutine (open, refresh); errors become a status message."""
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any] | None:
+        """Run a short helper coroutine (open, refresh); errors become a status message.
+
+        Nothing starts once the window is shutting down, or when a Qt signal fires outside the
+        event loop (a late timer): the coroutine is closed instead of left un-awaited.
+        """
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            coro.close()
+            return None
+        if self._shutting_down:
+            coro.close()
+            return None
         task = asyncio.ensure_future(self._guard(coro))
         self._helpers.add(task)
 

@@ -118,6 +118,10 @@ class Sidebar(QWidget):
         self.list.itemClicked.connect(self._activated)
         self.list.customContextMenuRequested.connect(self._menu)
 
+    def cancel_pending_search(self) -> None:
+        """Drop a search still waiting for its debounce (the window is closing)."""
+        self._debounce.stop()
+
     # --- content ---------------------------------------------------------------------------
 
     def set_sessions(self, sessions: Iterable[SessionInfo], badges: set[str]) -> None:

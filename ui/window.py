@@ -465,6 +465,7 @@ class MainWindow(QMainWindow):
         # Cancel the answer (its stop reason is recorded) and close the store, then close.
         event.ignore()
         self._closing = True
+        self.sidebar.cancel_pending_search()
         self.hide()
         self._shutdown_task = asyncio.ensure_future(self._shutdown())
 

@@ -79,25 +79,12 @@ class SessionJournal:
         self.store = store
 
     async def mark_running(self, session_id: str, request_id: str) -> None:
-        now = time.time()
-
-        async def op(conn: aiosqlite.Connection) -> None:
-            await conn.execute("BEGIN IMMEDIATE")
-            try:
-                await conn.execute(
-                    "INSERT OR IGNORE INTO sessions(id, title, created_at, updated_at) "
-                    "VALUES (?, NULL, ?, ?)", (session_id, now, now),
-                )
-                await conn.execute(
-                    "INSERT OR REPLACE INTO running_requests(session_id, request_id, pid, "
-                    "started_at) VALUES (?, ?, ?, ?)", (session_id, request_id, os.getpid(), now),
-                )
-                await conn.execute("COMMIT")
-            except BaseException:
-                await _rollback(conn)
-                raise
-
-        await self.store._write(op)
+        await self._write_for_session(
+            session_id,
+            "INSERT OR REPLACE INTO running_requests(session_id, request_id, pid, started_at) "
+            "VALUES (?, ?, ?, ?)",
+            (session_id, request_id, os.getpid(), time.time()),
+        )
 
     async def clear_running(self, session_id: str) -> None:
         await self._execute("DELETE FROM running_requests WHERE session_id = ?", (session_id,))
@@ -160,27 +147,13 @@ class SessionJournal:
 
     async def set_tool_state(self, session_id: str, call_id: str, state: str) -> None:
         """Record (durably, before it happens) where a tool call got to."""
-        now = time.time()
-
-        async def op(conn: aiosqlite.Connection) -> None:
-            await conn.execute("BEGIN IMMEDIATE")
-            try:
-                await conn.execute(
-                    "INSERT OR IGNORE INTO sessions(id, title, created_at, updated_at) "
-                    "VALUES (?, NULL, ?, ?)", (session_id, now, now),
-                )
-                await conn.execute(
-                    "INSERT INTO tool_states(session_id, call_id, state, updated_at) "
-                    "VALUES (?, ?, ?, ?) ON CONFLICT(session_id, call_id) DO UPDATE SET "
-                    "state = excluded.state, updated_at = excluded.updated_at",
-                    (session_id, call_id, state, now),
-                )
-                await conn.execute("COMMIT")
-            except BaseException:
-                await _rollback(conn)
-                raise
-
-        await self.store._write(op)
+        await self._write_for_session(
+            session_id,
+            "INSERT INTO tool_states(session_id, call_id, state, updated_at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(session_id, call_id) DO UPDATE SET "
+            "state = excluded.state, updated_at = excluded.updated_at",
+            (session_id, call_id, state, time.time()),
+        )
 
     async def tool_states(self, session_id: str) -> dict[str, str]:
         """``call_id -> state`` of the conversation's calls that went through approval."""
@@ -194,26 +167,12 @@ class SessionJournal:
 
     async def set_workspace(self, session_id: str, path: str | None) -> None:
         """The conversation's workspace folder; ``None`` records "no folder" on purpose."""
-        now = time.time()
-
-        async def op(conn: aiosqlite.Connection) -> None:
-            await conn.execute("BEGIN IMMEDIATE")
-            try:
-                await conn.execute(
-                    "INSERT OR IGNORE INTO sessions(id, title, created_at, updated_at) "
-                    "VALUES (?, NULL, ?, ?)", (session_id, now, now),
-                )
-                await conn.execute(
-                    "INSERT INTO session_settings(session_id, workspace) VALUES (?, ?) "
-                    "ON CONFLICT(session_id) DO UPDATE SET workspace = excluded.workspace",
-                    (session_id, path or ""),
-                )
-                await conn.execute("COMMIT")
-            except BaseException:
-                await _rollback(conn)
-                raise
-
-        await self.store._write(op)
+        await self._write_for_session(
+            session_id,
+            "INSERT INTO session_settings(session_id, workspace) VALUES (?, ?) "
+            "ON CONFLICT(session_id) DO UPDATE SET workspace = excluded.workspace",
+            (session_id, path or ""),
+        )
 
     async def workspace(self, session_id: str) -> str | None:
         """The recorded folder, ``""`` for "none on purpose", ``None`` when never chosen."""
@@ -225,6 +184,27 @@ class SessionJournal:
             return None if row is None else str(row[0] or "")
 
         return await self.store._read(op)
+
+    async def _write_for_session(
+        self, session_id: str, sql: str, params: tuple[object, ...]
+    ) -> None:
+        """One committed statement about a session, creating the session row if needed."""
+        now = time.time()
+
+        async def op(conn: aiosqlite.Connection) -> None:
+            await conn.execute("BEGIN IMMEDIATE")
+            try:
+                await conn.execute(
+                    "INSERT OR IGNORE INTO sessions(id, title, created_at, updated_at) "
+                    "VALUES (?, NULL, ?, ?)", (session_id, now, now),
+                )
+                await conn.execute(sql, params)
+                await conn.execute("COMMIT")
+            except BaseException:
+                await _rollback(conn)
+                raise
+
+        await self.store._write(op)
 
     async def _execute(self, sql: str, params: tuple[object, ...]) -> None:
         async def op(conn: aiosqlite.Connection) -> None:

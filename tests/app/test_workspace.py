@@ -45,6 +45,22 @@ async def drain(events: AsyncIterator[AgentEvent]) -> list[AgentEvent]:
     return [e async for e in events]
 
 
+async def start_stalled_request(services: AppServices, session_id: str, words: str,
+                                after: int) -> asyncio.Future[None]:
+    """A request whose answer stalls after ``after`` chunks; returns once text is on screen."""
+    services._simulator.enqueue(Reply(text=words, fault=Fault(FaultKind.STALL, after=after)))
+    seen = asyncio.Event()
+
+    async def consume() -> None:
+        async for event in services.stream(session_id, "talk"):
+            if event.type is EventType.TEXT_DELTA:
+                seen.set()
+
+    task = asyncio.ensure_future(consume())
+    await asyncio.wait_for(seen.wait(), 10)
+    return task
+
+
 async def test_a_request_through_the_simulator(services: AppServices) -> None:
     session = await services.new_session("first")
     events = await drain(services.stream(session.id, "hello simulator"))
@@ -60,18 +76,8 @@ async def test_a_request_through_the_simulator(services: AppServices) -> None:
 async def test_stop_records_why_keeps_the_draft_and_resume_clears_them(
     services: AppServices,
 ) -> None:
-    services._simulator.enqueue(Reply(text="one two three four five six",
-                                      fault=Fault(FaultKind.STALL, after=3)))
     session = await services.new_session()
-    seen = asyncio.Event()
-
-    async def consume() -> None:
-        async for event in services.stream(session.id, "talk"):
-            if event.type is EventType.TEXT_DELTA:
-                seen.set()
-
-    task = asyncio.ensure_future(consume())
-    await asyncio.wait_for(seen.wait(), 10)
+    task = await start_stalled_request(services, session.id, "one two three four five six", 3)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -230,18 +236,8 @@ async def test_a_request_keeps_a_lock_the_window_already_held(services: AppServi
 async def test_a_second_request_in_the_same_process_leaves_the_first_alone(
     services: AppServices,
 ) -> None:
-    services._simulator.enqueue(Reply(text="one two three four five",
-                                      fault=Fault(FaultKind.STALL, after=2)))
     session = await services.new_session()
-    seen = asyncio.Event()
-
-    async def first() -> None:
-        async for event in services.stream(session.id, "talk"):
-            if event.type is EventType.TEXT_DELTA:
-                seen.set()
-
-    task = asyncio.ensure_future(first())
-    await asyncio.wait_for(seen.wait(), 10)
+    task = await start_stalled_request(services, session.id, "one two three four five", 2)
     with pytest.raises(SessionBusyError):  # a double click, or Resume while it runs
         await drain(services.stream_resume(session.id))
     # The live request's marker and state are untouched, and it cannot be deleted under it.

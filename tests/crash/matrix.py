@@ -44,21 +44,19 @@ import asyncio
 import collections
 import json
 import os
-import queue
 import random
 import shutil
-import signal
 import sqlite3
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from tests.crash.childproc import run_and_kill
 
 CHILD = Path(__file__).with_name("matrix_child.py")
 POINTS = ("streaming", "tool_call_saved", "mid_tool", "tool_result_saved", "commit", "migration")
@@ -197,57 +195,14 @@ class Milestones:
 
 def run_child(trial: Trial, data_dir: Path, log: Path) -> tuple[list[str], str, bool]:
     """Start the child, SIGKILL it at the trial's point; (its lines, stderr tail, reached)."""
-    stderr_path = data_dir.parent / "child.stderr"
-    with open(stderr_path, "wb") as stderr:
-        proc = subprocess.Popen(
-            [sys.executable, str(CHILD), json.dumps(child_spec(trial, data_dir, log))],
-            stdout=subprocess.PIPE, stderr=stderr, text=True, bufsize=1,
-        )
-    lines: queue.Queue[str | None] = queue.Queue()
-
-    def pump() -> None:
-        assert proc.stdout is not None
-        for raw in proc.stdout:
-            lines.put(raw.rstrip("\n"))
-        lines.put(None)
-
-    reader = threading.Thread(target=pump, daemon=True)
-    reader.start()
-    seen: list[str] = []
     milestones = Milestones(trial)
-    reached = False
-    deadline = time.monotonic() + MILESTONE_TIMEOUT
-    try:
-        while True:
-            try:
-                line = lines.get(timeout=max(0.01, deadline - time.monotonic()))
-            except queue.Empty:
-                break
-            if line is None:
-                break
-            seen.append(line)
-            if milestones.reached(line):
-                reached = True
-                if trial.delay:
-                    time.sleep(trial.delay)
-                break
-    finally:
-        if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
-        reader.join(timeout=30)
-        assert proc.stdout is not None
-        proc.stdout.close()
-    while True:  # whatever the child printed before it died
-        try:
-            rest = lines.get_nowait()
-        except queue.Empty:
-            break
-        if rest is not None:
-            seen.append(rest)
-    killed = proc.returncode == -signal.SIGKILL
-    tail = stderr_path.read_text(errors="replace")[-2000:]
-    return seen, ("" if killed else f"exit {proc.returncode}: ") + tail, reached and killed
+    result = run_and_kill(
+        [sys.executable, str(CHILD), json.dumps(child_spec(trial, data_dir, log))],
+        stderr_path=data_dir.parent / "child.stderr", is_milestone=milestones.reached,
+        timeout=MILESTONE_TIMEOUT, delay=trial.delay, tail_chars=2000,
+    )
+    prefix = "" if result.by_sigkill else f"exit {result.returncode}: "
+    return result.lines, prefix + result.stderr_tail, result.reached and result.by_sigkill
 
 
 # --- a v1 database for the migration point ---------------------------------------------------

@@ -20,13 +20,8 @@ from __future__ import annotations
 
 import json
 import os
-import queue
-import signal
 import sqlite3
-import subprocess
 import sys
-import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -40,6 +35,7 @@ from app.simulator import Reply, Simulator
 from app.storage.journal import StopKind
 from app.workspace import DATABASE_FILE
 from tests.crash import window_child
+from tests.crash.childproc import run_and_kill
 from tests.ui.helpers import MemoryKeyring, close_window, open_window, qasync_runner, until
 from ui.transcript.model import ItemKind, ToolState
 
@@ -79,45 +75,15 @@ def kill_at(data_dir: Path, scenario: str, log: Path, milestone: str) -> dict[st
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
     env["QT_QPA_PLATFORM"] = "offscreen"
-    stderr_path = data_dir.parent / "child.stderr"
-    with open(stderr_path, "wb") as stderr:
-        proc = subprocess.Popen(
-            [sys.executable, str(CHILD), str(data_dir), scenario, str(log)],
-            stdout=subprocess.PIPE, stderr=stderr, text=True, env=env, cwd=ROOT,
-        )
-    lines: queue.Queue[str | None] = queue.Queue()
-
-    def pump() -> None:
-        assert proc.stdout is not None
-        for raw in proc.stdout:
-            lines.put(raw.rstrip("\n"))
-        lines.put(None)
-
-    reader = threading.Thread(target=pump, daemon=True)
-    reader.start()
-    seen: list[str] = []
-    reached = False
-    deadline = time.monotonic() + MILESTONE_TIMEOUT
-    try:
-        while not reached:
-            try:
-                line = lines.get(timeout=max(0.01, deadline - time.monotonic()))
-            except queue.Empty:
-                break
-            if line is None:
-                break
-            seen.append(line)
-            reached = line.split(" ", 1)[0] == milestone
-    finally:
-        if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
-        reader.join(timeout=30)
-        assert proc.stdout is not None
-        proc.stdout.close()
-    tail = stderr_path.read_text(errors="replace")[-3000:]
-    assert reached, f"milestone {milestone} not reached; child said {seen}; stderr: {tail}"
-    assert proc.returncode == -signal.SIGKILL, f"exit {proc.returncode}: {tail}"
+    result = run_and_kill(
+        [sys.executable, str(CHILD), str(data_dir), scenario, str(log)],
+        stderr_path=data_dir.parent / "child.stderr",
+        is_milestone=lambda line: line.split(" ", 1)[0] == milestone,
+        timeout=MILESTONE_TIMEOUT, env=env, cwd=ROOT,
+    )
+    seen, tail = result.lines, result.stderr_tail
+    assert result.reached, f"milestone {milestone} not reached; child said {seen}; stderr: {tail}"
+    assert result.by_sigkill, f"exit {result.returncode}: {tail}"
     said: dict[str, Any] = {"lines": seen, "session": None, "screen": None}
     for line in seen:
         word, _, rest = line.partition(" ")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import enum
 import logging
 import os
@@ -553,7 +554,8 @@ class AppServices:
 
     async def _agent(self, session_id: str) -> Agent:
         """The request's agent: the client's tools, the MCP servers' and the conversation's
-        file tools, asking the person through :meth:`approver_for`."""
+        file tools, asking the person through :meth:`approver_for`, with the system prompt from
+        Settings."""
         await self.mcp_ready()
         tools: list[Any] = list(self.client.tools)
         taken = {t.name for t in tools if isinstance(t, FunctionTool)}
@@ -563,6 +565,11 @@ class AppServices:
                 tools.append(tool)
         agent = self.client.agent(session_id, tools=tools)
         agent.approve_tool = self.approver_for(session_id)
+        # The system prompt from Settings, read per request (a change applies to the next one);
+        # an empty or blank prompt sends none.
+        prompt = self.settings.system_prompt
+        agent.config = dataclasses.replace(
+            agent.config, system_prompt=prompt if prompt and prompt.strip() else None)
         return agent
 
     def approver_for(self, session_id: str) -> ToolApprover:

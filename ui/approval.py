@@ -5,6 +5,17 @@ and a content preview for ``write_file``) and three buttons: Allow once / Allow 
 conversation / Deny. Each request is an ``asyncio.Future`` the controller awaits; the buttons
 resolve it. Several requests (one step's concurrent calls) are asked one after the other. A
 future cancelled elsewhere (Stop) simply leaves the queue.
+
+Typing never answers (issue 11, item 1). The card appears while the person may be typing in the
+composer, so it never takes keyboard focus: its buttons have ``Qt.NoFocus`` and are never default
+or auto-default, and nothing calls ``setFocus`` — space and Enter keep going to the composer. An
+answer needs a click or a deliberate chord shown on the button (Ctrl+Shift+A allows once,
+Ctrl+Shift+D denies; "for this conversation" is click-only, it grants the most). The chords
+ignore auto-repeat, so a key held down since before the card appeared never counts. Each new
+question is *unarmed* for ``ARM_MS``: mouse presses on the buttons (the second half of a
+double-click begun on what was there before, a click meant for a control the card pushed aside,
+a double-click on the previous question's button) and the chords are ignored until then.
+Programmatic ``click()`` (tests, a screen reader's press action) is always deliberate.
 """
 
 from __future__ import annotations
@@ -14,8 +25,8 @@ import difflib
 import json
 from typing import Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QFont
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtGui import QFont, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -32,6 +43,12 @@ from app.workspace import ApprovalDecision
 __all__ = ["ApprovalCard", "describe_call"]
 
 PREVIEW_CHARS = 4000
+# How long a new question ignores mouse presses and chords (a double-click is ≤ ~400 ms).
+ARM_MS = 500
+ALLOW_ONCE_KEYS = "Ctrl+Shift+A"
+DENY_KEYS = "Ctrl+Shift+D"
+_PRESSES = frozenset({QEvent.Type.MouseButtonPress, QEvent.Type.MouseButtonDblClick,
+                      QEvent.Type.KeyPress, QEvent.Type.KeyRelease})
 
 
 def describe_call(call: ToolCall) -> str:
@@ -75,15 +92,22 @@ class ApprovalCard(QFrame):
         mono = QFont("monospace")
         mono.setStyleHint(QFont.StyleHint.TypeWriter)
         self.details.setFont(mono)
-        self.allow_once_button = QPushButton("Allow once")
-        self.allow_once_button.setObjectName("approveOnceButton")
-        self.allow_once_button.setAccessibleName("approveOnceButton")
-        self.allow_conversation_button = QPushButton("Allow for this conversation")
-        self.allow_conversation_button.setObjectName("approveConversationButton")
-        self.allow_conversation_button.setAccessibleName("approveConversationButton")
-        self.deny_button = QPushButton("Deny")
-        self.deny_button.setObjectName("denyButton")
-        self.deny_button.setAccessibleName("denyButton")
+        self.allow_once_button = self._button(
+            f"Allow once ({ALLOW_ONCE_KEYS})", "approveOnceButton",
+            f"Run this call once. Shortcut: {ALLOW_ONCE_KEYS}")
+        self.allow_conversation_button = self._button(
+            "Allow for this conversation", "approveConversationButton",
+            "Run this tool without asking again in this conversation (click only)")
+        self.deny_button = self._button(
+            f"Deny ({DENY_KEYS})", "denyButton", f"Do not run it. Shortcut: {DENY_KEYS}")
+        self.allow_once_shortcut = self._shortcut(ALLOW_ONCE_KEYS, ApprovalDecision.ALLOW_ONCE)
+        self.deny_shortcut = self._shortcut(DENY_KEYS, ApprovalDecision.DENY)
+        self._arm_timer = QTimer(self)
+        self._arm_timer.setSingleShot(True)
+        self._arm_timer.setInterval(ARM_MS)
+        self._arm_timer.timeout.connect(lambda: self._set_armed(True))
+        self._armed = False
+        self._head: tuple[ToolCall, asyncio.Future[ApprovalDecision]] | None = None
         buttons = QHBoxLayout()
         buttons.addWidget(self.allow_once_button)
         buttons.addWidget(self.allow_conversation_button)
@@ -101,6 +125,40 @@ class ApprovalCard(QFrame):
         self.deny_button.clicked.connect(lambda: self._answer(ApprovalDecision.DENY))
         self._queue: list[tuple[ToolCall, asyncio.Future[ApprovalDecision]]] = []
         self.hide()
+
+    def _button(self, text: str, name: str, tip: str) -> QPushButton:
+        button = QPushButton(text)
+        button.setObjectName(name)
+        button.setAccessibleName(name)
+        button.setToolTip(tip)
+        # Never a key target: space/Enter typed for the composer must not press it.
+        button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        button.setAutoDefault(False)
+        button.setDefault(False)
+        button.installEventFilter(self)
+        return button
+
+    def _shortcut(self, keys: str, decision: ApprovalDecision) -> QShortcut:
+        shortcut = QShortcut(QKeySequence(keys), self)
+        shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
+        shortcut.setAutoRepeat(False)  # a key held since before the card appeared is ignored
+        shortcut.setEnabled(False)
+        shortcut.activated.connect(lambda: self._answer(decision) if self._armed else None)
+        return shortcut
+
+    @property
+    def armed(self) -> bool:
+        """Whether mouse presses and chords count yet (``ARM_MS`` after each new question)."""
+        return self._armed
+
+    def _set_armed(self, armed: bool) -> None:
+        self._armed = armed and bool(self._queue)
+        for shortcut in (self.allow_once_shortcut, self.deny_shortcut):
+            shortcut.setEnabled(self._armed)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        # Swallowing the press means the button never goes down, so its release cannot click.
+        return not self._armed and event.type() in _PRESSES
 
     @property
     def current_call(self) -> ToolCall | None:
@@ -125,12 +183,18 @@ class ApprovalCard(QFrame):
 
     def _show_head(self) -> None:
         if not self._queue:
+            self._head = None
+            self._arm_timer.stop()
+            self._set_armed(False)
             self.hide()
             return
         call = self._queue[0][0]
         waiting = len(self._queue) - 1
         more = f" ({waiting} more waiting)" if waiting else ""
         self.title.setText(f"Allow the tool “{call.name}” to run?{more}")
-        self.details.setPlainText(describe_call(call))
-        self.show()
-        self.allow_once_button.setFocus()
+        if self._head is not self._queue[0]:  # a new question: unarmed for a moment
+            self._head = self._queue[0]
+            self.details.setPlainText(describe_call(call))
+            self._set_armed(False)
+            self._arm_timer.start()
+        self.show()  # never setFocus: the person may be typing in the composer

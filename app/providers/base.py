@@ -66,6 +66,11 @@ RETRYABLE_STATUSES: Final = frozenset({408, 409, 429, 529})
 MAX_ERROR_BODY: Final = 64 * 1024
 #: A provider's own message is cut to this length in our error messages.
 MAX_PROVIDER_MESSAGE: Final = 300
+#: Any piece of an API key this long is redacted wherever it appears. Eight characters of a
+#: random key are ~48 bits of it (too much to show) while ordinary words, status codes and
+#: model names practically never share eight consecutive characters with a random key;
+#: shorter pieces (a provider's "…wxyz" hint) are harmless and would redact innocent text.
+MIN_KEY_FRAGMENT: Final = 8
 _REDACTED: Final = "[redacted]"
 
 
@@ -134,11 +139,57 @@ def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -
     return max(0.0, when.timestamp() - current)
 
 
+def _fold(text: str) -> str:
+    """``text`` lower-cased so that indexes stay aligned with it (a few characters, like
+    "İ", lower-case to two; those are kept as they are)."""
+    folded = text.lower()
+    if len(folded) == len(text):
+        return folded
+    return "".join(c if len(low := c.lower()) != 1 else low for c in text)
+
+
+def _secret_spans(folded: str, secret: str) -> list[tuple[int, int]]:
+    """Where ``secret``, or any piece of it of :data:`MIN_KEY_FRAGMENT` characters or more,
+    occurs in ``folded`` (already case-folded), as ``(start, end)`` index pairs.
+
+    Every such piece is a run of overlapping fragments of exactly that length, so it suffices
+    to look up each window of the text in the set of the secret's windows: O(len(text)) set
+    look-ups, memory O(len(secret)). A secret shorter than that is matched only whole.
+    """
+    secret = _fold(secret)
+    width = min(len(secret), MIN_KEY_FRAGMENT)
+    windows = {secret[i:i + width] for i in range(len(secret) - width + 1)}
+    spans: list[tuple[int, int]] = []
+    for start in range(len(folded) - width + 1):
+        if folded[start:start + width] in windows:
+            if spans and start <= spans[-1][1]:
+                spans[-1] = (spans[-1][0], start + width)
+            else:
+                spans.append((start, start + width))
+    return spans
+
+
 def redact(text: str, secrets: Iterable[str | None]) -> str:
-    """``text`` with every secret (and any ``sk-…`` looking key) replaced by ``[redacted]``."""
-    for secret in secrets:
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, _REDACTED)
+    """``text`` with every secret replaced by ``[redacted]`` (and any ``sk-…`` looking key).
+
+    Case does not matter (a provider may echo the key upper-cased), and so is any piece of a
+    secret of :data:`MIN_KEY_FRAGMENT` characters or more (a provider may echo its first or
+    last characters). Secrets shorter than 4 characters are not redacted (they would match
+    ordinary words). Run this *before* shortening a text: a key cut at the boundary would
+    otherwise no longer match and its first characters would stay.
+    """
+    usable = [s for s in secrets if s and len(s) >= 4]
+    if usable:
+        folded = _fold(text)
+        spans = sorted(span for secret in usable for span in _secret_spans(folded, secret))
+        merged: list[tuple[int, int]] = []
+        for start, end in spans:
+            if merged and start <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+            else:
+                merged.append((start, end))
+        for start, end in reversed(merged):
+            text = text[:start] + _REDACTED + text[end:]
     # Providers sometimes echo the key they refused ("Incorrect API key provided: sk-ab***yz").
     return re.sub(r"\b(sk|key)-[A-Za-z0-9_*\-]{6,}", _REDACTED, text)
 
@@ -153,13 +204,14 @@ def _looks_like_html(body: str, content_type: str) -> bool:
     return "html" in content_type.lower() or start.startswith(("<!doctype html", "<html"))
 
 
-def _html_summary(body: str) -> str:
-    """A one-line readable summary of an HTML error page (its title or first heading)."""
+def _html_summary(body: str, secrets: Iterable[str | None] = ()) -> str:
+    """A one-line readable summary of an HTML error page (its title or first heading),
+    redacted before it is shortened."""
     for pattern in (_TITLE, _HEADING):
         match = pattern.search(body)
         if match:
             text = html.unescape(_TAGS.sub("", match.group(1)))
-            text = " ".join(text.split())
+            text = redact(" ".join(text.split()), secrets)
             if text:
                 return text[:120]
     return ""
@@ -208,6 +260,7 @@ def _is_context_overflow(message: str, kind: str | None, code: str | None) -> bo
 
 
 def _clip(text: str) -> str:
+    """``text`` on one line, at most :data:`MAX_PROVIDER_MESSAGE` long (redact it first)."""
     text = " ".join(text.split()).rstrip(" .")
     if len(text) > MAX_PROVIDER_MESSAGE:
         text = text[: MAX_PROVIDER_MESSAGE - 1] + "…"
@@ -230,15 +283,15 @@ def error_from_response(
     retry_after = parse_retry_after(headers)
     message, kind, code = "", None, None
     if _looks_like_html(body, content_type):
-        title = _html_summary(body)
+        title = _html_summary(body, secrets)
         detail = (
             f"an HTML page{f' ({title!r})' if title else ''} instead of an API response; "
             "the base URL may point at a website or a proxy rather than the API"
         )
     else:
         message, kind, code = _provider_error_fields(body)
-        detail = _clip(message) if message else "no details"
-    detail = redact(detail, secrets)
+        # Redacted before it is clipped: a key cut at the boundary would no longer match.
+        detail = _clip(redact(message, secrets)) if message else "no details"
     where = f"{provider} (HTTP {status})"
     common: dict[str, Any] = {"status_code": status, "retry_after": retry_after}
 
@@ -303,8 +356,8 @@ def error_from_event(
 ) -> ProviderError:
     """The typed error for an error the provider sent inside a 200 stream, by its type."""
     message, kind, code = error_fields_from_json(data)
-    detail = redact(_clip(message) if message else "no details", secrets)
-    label = kind or code or "error"
+    detail = _clip(redact(message, secrets)) if message else "no details"
+    label = redact(kind or code or "error", secrets)
     where = f"{provider} reported {label} during the answer"
     if kind == "overloaded_error" or code == "overloaded_error":
         return ProviderServerError(

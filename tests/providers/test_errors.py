@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import email.utils
+import json
 
 import pytest
 
@@ -177,3 +178,79 @@ def test_error_events_are_classified_by_type(
 ) -> None:
     err = error_from_event(payload, provider="Anthropic", model="claude")
     assert type(err) is kind and err.retryable is retryable
+
+
+# --- key redaction: before clipping, in any case, and long fragments of the key -----------------
+
+#: Looks like no known key format, so the ``sk-…`` pattern cannot be what catches it.
+RAW_KEY = "gsk_live_4f9Qz7Lm2Xc8Vb1Nr6Tw3Ye5Ui0Op"
+
+
+def _longest_key_fragment(text: str, key: str = RAW_KEY) -> int:
+    """The length of the longest piece of ``key`` in ``text``, ignoring case."""
+    text, key = text.lower(), key.lower()
+    best = 0
+    for start in range(len(key)):
+        for end in range(len(key), start + best, -1):
+            if key[start:end] in text:
+                best = end - start
+                break
+    return best
+
+
+_PAD = "Request rejected for account 12345 because the key is not valid " * 6
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        f"Incorrect API key provided: {RAW_KEY}.",
+        f"Incorrect API key provided: {RAW_KEY.upper()}.",
+        f"Incorrect API key provided: {RAW_KEY.lower()}.",
+        f"Incorrect API key provided: {RAW_KEY.swapcase()}.",
+        f"key ending in …{RAW_KEY[-12:]} was revoked",
+        f"key starting with {RAW_KEY[:9]}… was revoked",
+        f"fragments {RAW_KEY[3:11]} and {RAW_KEY[20:30].upper()} here",
+        # The key straddles the clip boundary at every offset around it.
+        *(_PAD[:n] + RAW_KEY + " trailing words" for n in range(262, 300, 3)),
+        RAW_KEY * 3,
+        "x" * 5000 + RAW_KEY,
+    ],
+)
+def test_no_piece_of_the_key_of_eight_or_more_characters_survives(message: str) -> None:
+    body = json.dumps({"error": {"message": message}})
+    for status in (401, 400, 429, 500, 418):
+        err = error_from_response(status, {"content-type": "application/json"}, body,
+                                  provider="P", model="m", url="http://127.0.0.1:1/v1",
+                                  secrets=(RAW_KEY,))
+        assert _longest_key_fragment(str(err)) < 8, str(err)
+    err = error_from_event({"error": {"type": "api_error", "message": message}},
+                           provider="P", model="m", secrets=(RAW_KEY,))
+    assert _longest_key_fragment(str(err)) < 8, str(err)
+
+
+def test_the_key_in_an_html_error_page_title_is_redacted_before_it_is_shortened() -> None:
+    title = "Gateway error for " + "y" * 90 + " " + RAW_KEY
+    body = f"<!doctype html><html><head><title>{title}</title></head></html>"
+    err = error_from_response(502, {"content-type": "text/html"}, body, provider="P",
+                              model="m", url="http://127.0.0.1:1/v1", secrets=(RAW_KEY,))
+    assert _longest_key_fragment(str(err)) < 8, str(err)
+
+
+@pytest.mark.parametrize(
+    ("text", "secrets", "expected"),
+    [
+        (f"a {RAW_KEY} b", (RAW_KEY,), "a [redacted] b"),
+        (f"a {RAW_KEY.upper()} b", (RAW_KEY,), "a [redacted] b"),
+        (f"a {RAW_KEY[10:18]} b", (RAW_KEY,), "a [redacted] b"),  # 8 characters: redacted
+        (f"a {RAW_KEY[10:17]} b", (RAW_KEY,), f"a {RAW_KEY[10:17]} b"),  # 7: ordinary text
+        (f"{RAW_KEY[:12]}…{RAW_KEY[-12:]}", (RAW_KEY,), "[redacted]…[redacted]"),
+        ("model not found", (RAW_KEY,), "model not found"),
+        ("the key abcd was wrong", ("ABCD",), "the key [redacted] was wrong"),  # short: whole
+        ("the key abc was wrong", ("abc",), "the key abc was wrong"),  # too short to redact
+        ("nothing secret", (None, ""), "nothing secret"),
+        ("Grüße İstanbul " + RAW_KEY, (RAW_KEY,), "Grüße İstanbul [redacted]"),
+    ],
+)
+def test_redact_table(text: str, secrets: tuple[str | None, ...], expected: str) -> None:
+    assert redact(text, secrets) == expected

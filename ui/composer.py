@@ -82,6 +82,7 @@ class Composer(QWidget):
         self.stop_button.hide()
         self.attachment = QLabel()
         self.attachment.setObjectName("pastedTextLabel")
+        self.attachment.setTextFormat(Qt.TextFormat.PlainText)
         self.attachment.hide()
         self.remove_attachment = QPushButton("Remove")
         self.remove_attachment.setObjectName("removePastedTextButton")

@@ -126,6 +126,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from PySide6.QtWidgets import QApplication, QMessageBox
 
+    from .plain import plain_message_box
+
     app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "continuum"])
     assert isinstance(app, QApplication)
     app.setApplicationName("Continuum")
@@ -169,16 +171,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             kept = await services.open_recovering()
         except Exception as err:  # a StorageError says what to do; show it, do not crash
             log.error("could not open the data folder", exc_info=err)
-            QMessageBox.critical(None, "Continuum cannot open its data",
-                                 f"{err}\n\nData folder: {data_dir}")
+            plain_message_box(None, QMessageBox.Icon.Critical, "Continuum cannot open its data",
+                              f"{err}\n\nData folder: {data_dir}").exec()
             return 1
         if kept is not None:
-            QMessageBox.warning(
-                None, "Continuum started a new conversation database",
+            plain_message_box(
+                None, QMessageBox.Icon.Warning, "Continuum started a new conversation database",
                 "The conversation database was damaged, so Continuum kept it aside as\n"
                 f"{kept}\nand started a new, empty one. Nothing was deleted: a recovery tool "
                 "(or a backup) may still get the old conversations back.",
-            )
+            ).exec()
         window = MainWindow(services)
         instance.on_activate(window.activate)
         window.show()

@@ -27,6 +27,8 @@ from app import ToolCall
 from app.resume import ResumeKind
 from app.workspace import ResumeInfo
 
+from .plain import plain_tooltip
+
 __all__ = ["ResumeBar"]
 
 _GENERIC = {
@@ -129,8 +131,8 @@ class ResumeBar(QFrame):
         if point is not None and not hopeless:
             words = info.stop.message if info.stop else _GENERIC[point.kind]
             self.message.setText(words)
-            self.message.setToolTip(point.description)
-            self.resume_button.setToolTip(point.description)
+            self.message.setToolTip(plain_tooltip(point.description))
+            self.resume_button.setToolTip(plain_tooltip(point.description))
             self.resume_button.setText(
                 "Continue" if point.kind is ResumeKind.CONTINUE_RESPONSE else "Resume")
             self.resume_button.show()
@@ -163,7 +165,8 @@ class ResumeBar(QFrame):
             parts = [info.stop.message] if info.stop else []
             parts.append(_NEXT_STEP.get(reason) or info.blocked_text or "")
             self.message.setText(" ".join(p for p in parts if p))
-            self.message.setToolTip(point.description if point else (info.blocked_text or ""))
+            self.message.setToolTip(
+                plain_tooltip(point.description if point else (info.blocked_text or "")))
             self.resume_button.hide()
             # Another model (a larger context window, say) may still succeed.
             self.other_button.setVisible(point is not None and reason == "context_full")

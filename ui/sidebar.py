@@ -27,6 +27,8 @@ from PySide6.QtWidgets import (
 
 from app import SessionInfo
 
+from .plain import plain_message_box, plain_tooltip
+
 __all__ = ["Sidebar", "ask_confirmation", "ask_title"]
 
 SESSION_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -36,10 +38,10 @@ SNIPPET_ROLE = Qt.ItemDataRole.UserRole + 3
 
 def ask_confirmation(parent: QWidget, title: str, text: str) -> bool:
     """A yes/no question (a module function so tests can answer it)."""
-    answer = QMessageBox.question(parent, title, text,
-                                  QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-                                  QMessageBox.StandardButton.No)
-    return answer == QMessageBox.StandardButton.Yes
+    box = plain_message_box(parent, QMessageBox.Icon.Question, title, text,
+                            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                            QMessageBox.StandardButton.No)
+    return box.exec() == QMessageBox.StandardButton.Yes
 
 
 def ask_title(parent: QWidget, current: str) -> str | None:
@@ -155,7 +157,7 @@ class Sidebar(QWidget):
             resumable = info.id in self._badges
             item.setData(BADGE_ROLE, resumable)
             item.setData(SNIPPET_ROLE, snippet)
-            item.setToolTip(title + (" — can be resumed" if resumable else ""))
+            item.setToolTip(plain_tooltip(title + (" — can be resumed" if resumable else "")))
             item.setData(Qt.ItemDataRole.AccessibleTextRole,
                          title + (", can be resumed" if resumable else ""))
             self.list.addItem(item)

@@ -36,6 +36,7 @@ from app.workspace import AppServices
 from .approval import ApprovalCard
 from .composer import Composer
 from .controller import ConversationController
+from .plain import plain_tooltip
 from .resume_bar import ResumeBar
 from .settings_dialog import SettingsDialog
 from .sidebar import Sidebar
@@ -80,6 +81,7 @@ class MainWindow(QMainWindow):
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.provider_label = QLabel()
         self.provider_label.setObjectName("providerLabel")
+        self.provider_label.setTextFormat(Qt.TextFormat.PlainText)  # holds the base URL
         self.workspace_button = QPushButton("No workspace folder")
         self.workspace_button.setObjectName("workspaceButton")
         self.workspace_button.setAccessibleName("workspaceButton")
@@ -383,7 +385,7 @@ class MainWindow(QMainWindow):
             name = Path(path).name or path
             missing = not await asyncio.to_thread(os.path.isdir, path)
             self.workspace_button.setText(f"Folder: {name}" + (" (missing)" if missing else ""))
-            self.workspace_button.setToolTip(path)
+            self.workspace_button.setToolTip(plain_tooltip(path))
 
     # --- requests --------------------------------------------------------------------------
 

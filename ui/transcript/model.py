@@ -31,6 +31,8 @@ from app import (
 )
 from app.resume import CONTINUE_TEXT, RECOVERED_TOOL_TEXT, RETRY_TEXT
 
+from ..plain import plain_tooltip
+
 __all__ = ["FLUSH_INTERVAL_MS", "ItemKind", "Roles", "ToolState", "TranscriptItem",
            "TranscriptModel"]
 
@@ -143,7 +145,7 @@ class TranscriptModel(QAbstractListModel):
         if role == Qt.ItemDataRole.AccessibleTextRole:
             return item.accessible_text()
         if role == Qt.ItemDataRole.ToolTipRole:
-            return item.detail or None
+            return plain_tooltip(item.detail) or None
         if role == Roles.ITEM:
             return item
         if role == Roles.KIND:

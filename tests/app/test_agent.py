@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -827,6 +828,21 @@ async def test_leaving_after_run_completed_is_not_an_error(storage: SQLiteSessio
     assert [name for name, _, _ in hooks.calls] == ["before_run", "on_message", "after_run"]
 
 
+@contextlib.contextmanager
+def _default_sigint() -> Iterator[None]:
+    """Python's own SIGINT handler for the block: a background run (``pytest &``) inherits
+    SIGINT *ignored*, and a SIGINT that never arrives would leave the test waiting forever."""
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signal handlers can only be set from the main thread")
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
+
+
 def test_ctrl_c_in_the_calling_thread_stops_a_sync_request(db_path: str) -> None:
     import os
     import signal
@@ -841,8 +857,8 @@ def test_ctrl_c_in_the_calling_thread_stops_a_sync_request(db_path: str) -> None
             started.set()
             await asyncio.Event().wait()
 
-    with SyncAgent(Blocking(), AgentRunConfig("s"),  # type: ignore[arg-type]
-                   extensions=[SQLiteSessionExtension(db_path)]) as agent:
+    with _default_sigint(), SyncAgent(Blocking(), AgentRunConfig("s"),  # type: ignore[arg-type]
+                                      extensions=[SQLiteSessionExtension(db_path)]) as agent:
         def press_ctrl_c() -> None:
             if started.wait(10):
                 os.kill(os.getpid(), signal.SIGINT)  # what Ctrl+C sends

@@ -1,15 +1,36 @@
-"""Workspace file tools: confinement (``..``, absolute paths, symlink escapes), limits, edits."""
+"""Workspace file tools: confinement (``..``, absolute paths, symlink escapes), limits, edits.
+
+Every test runs twice: walking directory descriptors (POSIX) and walking paths (the fallback
+where ``dir_fd`` is missing, as on Windows), which must refuse and allow exactly the same.
+"""
 
 from __future__ import annotations
 
 import os
+import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from app import Agent, AgentRunConfig, SQLiteSessionExtension, ToolCall, ToolMessage
+from app import (
+    Agent,
+    AgentRunConfig,
+    SQLiteSessionExtension,
+    ToolCall,
+    ToolMessage,
+    workspace_tools,
+)
 from app.testing import ScriptedModel, text_step, tool_step
 from app.workspace_tools import Workspace, WorkspaceError
+
+
+@pytest.fixture(autouse=True, params=["descriptors", "paths"])
+def walk_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    if request.param == "descriptors" and not workspace_tools._FD_WALK:
+        pytest.skip("this platform has no dir_fd support; only the path walk applies")
+    monkeypatch.setattr(workspace_tools, "_FD_WALK", request.param == "descriptors")
+    yield request.param
 
 
 @pytest.fixture
@@ -123,3 +144,69 @@ async def test_an_escape_through_the_agent_is_a_failed_result(
     assert not results["w"].success and "outside the workspace" in results["w"].content
     assert not (outside / "x.txt").exists()
     await storage.storage.close()
+
+
+def test_links_that_stay_inside_are_followed(layout: tuple[Workspace, Path]) -> None:
+    workspace, _ = layout
+    root = workspace.root
+    os.symlink("sub", root / "to_sub")
+    os.symlink(root / "notes.txt", root / "abs_to_notes")
+    os.symlink("to_sub/../notes.txt", root / "via_dotdot")
+    os.symlink("missing.txt", root / "dangling")
+    os.symlink("loop", root / "loop")
+    assert workspace.read_file("abs_to_notes") == "hello\nworld\n"
+    assert workspace.read_file("via_dotdot") == "hello\nworld\n"
+    assert workspace.write_file("to_sub/x.txt", "x") == "Created sub/x.txt (1 bytes)."
+    assert workspace.read_file(str(root / "to_sub" / "x.txt")) == "x"
+    assert workspace.write_file("via_dotdot", "new") == "Replaced notes.txt (3 bytes)."
+    assert (root / "via_dotdot").is_symlink()  # the link's target was replaced, not the link
+    with pytest.raises(WorkspaceError, match="more than 40 symbolic links"):
+        workspace.read_file("loop")
+    listing = workspace.list_directory().splitlines()
+    assert "to_sub/" in listing and "abs_to_notes (3 bytes)" in listing
+    assert "dangling -> (broken link)" in listing and "loop -> (broken link)" in listing
+
+
+def test_what_is_not_a_plain_file_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("a")
+    os.mkfifo(tmp_path / "pipe")
+    workspace = Workspace(tmp_path)
+    with pytest.raises(WorkspaceError, match="is not a file"):
+        workspace.read_file("pipe")  # and it does not wait for a writer
+    with pytest.raises(WorkspaceError, match="is not a file"):
+        workspace.read_file("a.txt/b")
+    with pytest.raises(WorkspaceError, match="'a.txt' in it is a file, not a folder"):
+        workspace.write_file("a.txt/b", "x")
+    with pytest.raises(WorkspaceError, match="is a folder"):
+        workspace.write_file(".", "x")
+    with pytest.raises(WorkspaceError, match="not a folder"):
+        workspace.list_directory("a.txt")
+    assert workspace.list_directory().splitlines() == ["a.txt (1 bytes)", "pipe (0 bytes)"]
+
+
+def test_a_replaced_file_keeps_its_mode(tmp_path: Path) -> None:
+    (tmp_path / "script.sh").write_text("echo old")
+    os.chmod(tmp_path / "script.sh", 0o750)
+    workspace = Workspace(tmp_path)
+    workspace.write_file("script.sh", "echo new")
+    assert stat.S_IMODE((tmp_path / "script.sh").stat().st_mode) == 0o750
+    workspace.write_file("fresh.txt", "x")
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert stat.S_IMODE((tmp_path / "fresh.txt").stat().st_mode) == 0o666 & ~umask
+
+
+def test_a_lone_surrogate_is_written_as_a_replacement_and_reads_back(tmp_path: Path) -> None:
+    workspace = Workspace(tmp_path)
+    result = workspace.write_file("s.txt", "half \ud83d of an emoji, whole \ud83d\ude00")
+    assert result.startswith("Created s.txt (32 bytes). 1 character that is not valid Unicode")
+    assert "U+FFFD" in result
+    assert workspace.read_file("s.txt") == "half \ufffd of an emoji, whole \U0001f600"
+    assert (tmp_path / "s.txt").read_bytes().decode("utf-8")  # valid UTF-8 on disk
+    # An edit whose old text carries the same surrogate still matches what was stored.
+    assert workspace.edit_file("s.txt", "half \ud83d", "two \udc00\udc01") == (
+        "Edited s.txt: replaced 1 occurrence. 2 characters that are not valid Unicode (a lone "
+        "UTF-16 surrogate) became U+FFFD (\ufffd); write the intended characters if they matter."
+    )
+    assert workspace.read_file("s.txt").startswith("two \ufffd\ufffd of an emoji")
+    assert workspace.write_file("ok.txt", "plain \ufffd") == "Created ok.txt (9 bytes)."

@@ -189,7 +189,8 @@ class AppServices:
         self.settings_problem = loaded.problem
         self.storage = SQLiteSessionExtension(self.data_dir / DATABASE_FILE)
         self.journal = SessionJournal(self.storage.storage)
-        self.locks = SessionLocks(self.data_dir / "locks")
+        # The same lock files as the SQLite extension's request claims (and continuum-chat's).
+        self.locks = SessionLocks.for_database(self.data_dir / DATABASE_FILE)
         self.client = AgentClient(_NoModel(), extensions=[self.storage],
                                   defaults=AgentRunConfig("default"))
         self._simulator: Any = None
@@ -576,22 +577,22 @@ class AppServices:
         """The core's approval callback for one conversation.
 
         Order matters for crash survival: ``awaiting_approval`` is durable *before* the person
-        is asked, and ``started`` is durable *before* the tool may run — a process killed in
-        between leaves "awaiting", which truthfully means the tool never ran.
+        is asked, and ``started`` is durable *before* the tool may run — on every path that
+        lets it run (asked, allowed for this conversation, no approver) — so a process killed
+        in between leaves "awaiting", which truthfully means the tool never ran. States belong
+        to the message that asked (see :meth:`SessionJournal.set_tool_state`): a reused call
+        id never inherits an earlier turn's state.
         """
 
         async def approve(call: ToolCall, tool: FunctionTool) -> bool:
             ask = self.approver
-            if ask is None:
-                return True
-            if tool.name in self.allowed_tools.get(session_id, ()):
-                return True
-            await self.journal.set_tool_state(session_id, call.id, TOOL_AWAITING_APPROVAL)
-            decision = ApprovalDecision(await ask(session_id, call, tool))
-            if decision is ApprovalDecision.DENY:
-                return False
-            if decision is ApprovalDecision.ALLOW_CONVERSATION:
-                self.allowed_tools.setdefault(session_id, set()).add(tool.name)
+            if ask is not None and tool.name not in self.allowed_tools.get(session_id, ()):
+                await self.journal.set_tool_state(session_id, call.id, TOOL_AWAITING_APPROVAL)
+                decision = ApprovalDecision(await ask(session_id, call, tool))
+                if decision is ApprovalDecision.DENY:
+                    return False
+                if decision is ApprovalDecision.ALLOW_CONVERSATION:
+                    self.allowed_tools.setdefault(session_id, set()).add(tool.name)
             await self.journal.set_tool_state(session_id, call.id, TOOL_STARTED)
             return True
 

@@ -11,16 +11,18 @@ process writes nothing. So the app keeps, per conversation, in the same database
   error with its message, ...), in words for the Resume bar.
 
 * **tool states**: for a call that needs approval, whether it is ``awaiting_approval`` (it
-  provably never started) or ``started`` (it may have run) — written durably before each step.
+  provably never started) or ``started`` (it may have run) — written durably before each step,
+  keyed by the assistant message that asked *and* the call id (ids repeat across turns).
 
 * the conversation's **workspace folder** (``session_settings``).
 
-These tables are created by the store's migrations (schema 2; tool states schema 3;
-session settings schema 4).
+These tables are created by the store's migrations (schema 2; tool states schema 3, keyed by
+message schema 5; session settings schema 4).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from dataclasses import dataclass
@@ -41,6 +43,27 @@ __all__ = [
 
 TOOL_AWAITING_APPROVAL = "awaiting_approval"
 TOOL_STARTED = "started"
+
+log = logging.getLogger(__name__)
+
+# The newest assistant message of a session that has the call ``?2`` (newest first through the
+# (session_id, seq) index: it stops at the step whose tools are running, near the end).
+_ASKING_MESSAGE = (
+    "SELECT m.seq FROM messages m WHERE m.session_id = ? AND m.kind = 'assistant' AND EXISTS ("
+    "SELECT 1 FROM json_each(CASE WHEN json_valid(m.data) THEN m.data ELSE '{}' END, "
+    "'$.tool_calls') j WHERE json_extract(j.value, '$.id') = ?) ORDER BY m.seq DESC LIMIT 1"
+)
+# The states of the newest message with recorded states, unless a newer assistant message asks
+# for tools (then none of its calls has a state: no rows). A state's message has tool calls, so
+# only the messages after it need reading.
+_NEWEST_STEP_STATES = """
+    WITH newest(seq) AS (SELECT MAX(asked_seq) FROM tool_states WHERE session_id = :s)
+    SELECT call_id, state FROM tool_states, newest
+    WHERE session_id = :s AND asked_seq = newest.seq AND NOT EXISTS (
+        SELECT 1 FROM messages m WHERE m.session_id = :s AND m.seq > newest.seq
+        AND m.kind = 'assistant' AND json_array_length(
+            CASE WHEN json_valid(m.data) THEN m.data ELSE '{}' END, '$.tool_calls') > 0)
+"""
 
 
 class StopKind(StrEnum):
@@ -145,23 +168,64 @@ class SessionJournal:
     async def clear_stop(self, session_id: str) -> None:
         await self._execute("DELETE FROM stop_records WHERE session_id = ?", (session_id,))
 
-    async def set_tool_state(self, session_id: str, call_id: str, state: str) -> None:
-        """Record (durably, before it happens) where a tool call got to."""
-        await self._write_for_session(
-            session_id,
-            "INSERT INTO tool_states(session_id, call_id, state, updated_at) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT(session_id, call_id) DO UPDATE SET "
-            "state = excluded.state, updated_at = excluded.updated_at",
-            (session_id, call_id, state, time.time()),
-        )
+    async def set_tool_state(
+        self, session_id: str, call_id: str, state: str, *, asked_seq: int | None = None
+    ) -> None:
+        """Record (durably, before it happens) where a tool call got to.
+
+        A state belongs to the call *and the message that asked for it* (``asked_seq``, the
+        assistant message's seq): providers reuse ids such as ``call_1`` in later turns, and a
+        state left by an earlier turn must never describe a later call. ``asked_seq=None``
+        means the newest saved assistant message that has this call — the step whose tools
+        are running. If there is none, nothing is recorded (and a warning logged): no state
+        reads as "may have run", which never lets a tool run twice.
+        """
+        async def op(conn: aiosqlite.Connection) -> None:
+            await conn.execute("BEGIN IMMEDIATE")
+            try:
+                seq = asked_seq
+                if seq is None:
+                    async with conn.execute(_ASKING_MESSAGE, (session_id, call_id)) as cursor:
+                        row = await cursor.fetchone()
+                    seq = None if row is None else int(row[0])
+                if seq is None:
+                    log.warning("no saved message asked for tool call %r; its state %r is "
+                                "not recorded", call_id, state)
+                else:
+                    await conn.execute(
+                        "INSERT INTO tool_states(session_id, asked_seq, call_id, state, "
+                        "updated_at) VALUES (?, ?, ?, ?, ?) "
+                        "ON CONFLICT(session_id, asked_seq, call_id) DO UPDATE SET "
+                        "state = excluded.state, updated_at = excluded.updated_at",
+                        (session_id, seq, call_id, state, time.time()),
+                    )
+                await conn.execute("COMMIT")
+            except BaseException:
+                await _rollback(conn)
+                raise
+
+        await self.store._write(op)
 
     async def tool_states(self, session_id: str) -> dict[str, str]:
-        """``call_id -> state`` of the conversation's calls that went through approval."""
+        """``call_id -> state`` of the calls of the conversation's newest assistant message
+        with tool calls (the only calls that can be unanswered) that went through approval.
+
+        Reads the newest message with recorded states, and only the messages after it."""
         async def op(conn: aiosqlite.Connection) -> dict[str, str]:
-            async with conn.execute(
-                "SELECT call_id, state FROM tool_states WHERE session_id = ?", (session_id,)
-            ) as cursor:
+            async with conn.execute(_NEWEST_STEP_STATES, {"s": session_id}) as cursor:
                 return {str(row[0]): str(row[1]) for row in await cursor.fetchall()}
+
+        return await self.store._read(op)
+
+    async def all_tool_states(self, session_id: str) -> dict[tuple[int, str], str]:
+        """``(asked_seq, call_id) -> state`` of every recorded call of the conversation."""
+        async def op(conn: aiosqlite.Connection) -> dict[tuple[int, str], str]:
+            async with conn.execute(
+                "SELECT asked_seq, call_id, state FROM tool_states WHERE session_id = ?",
+                (session_id,),
+            ) as cursor:
+                return {(int(row[0]), str(row[1])): str(row[2])
+                        for row in await cursor.fetchall()}
 
         return await self.store._read(op)
 

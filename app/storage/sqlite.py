@@ -22,6 +22,7 @@ Safety of the user's file:
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import sqlite3
 from collections.abc import Awaitable, Callable, Iterable, Sequence
@@ -144,6 +145,39 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
             workspace TEXT
         )""",
+    ),
+    (
+        # Schema 5: tool states keyed by the message that asked (``asked_seq``, the assistant
+        # message's seq) as well as the call id: providers reuse ids such as "call_1" in later
+        # turns. An old row moves to the newest assistant message that has its call; when the
+        # id is in more than one, "awaiting_approval" cannot be placed for sure and becomes
+        # "started" (may have run: never run again by itself); a row whose call is in no
+        # message is dropped.
+        """CREATE TABLE tool_states_by_message (
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            asked_seq INTEGER NOT NULL,
+            call_id TEXT NOT NULL,
+            state TEXT NOT NULL,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (session_id, asked_seq, call_id)
+        )""",
+        """INSERT INTO tool_states_by_message(session_id, asked_seq, call_id, state, updated_at)
+            SELECT session_id, asked_seq, call_id,
+                   CASE WHEN askers > 1 AND state = 'awaiting_approval' THEN 'started'
+                        ELSE state END,
+                   updated_at
+            FROM (
+                SELECT t.session_id, t.call_id, t.state, t.updated_at,
+                       MAX(m.seq) AS asked_seq, COUNT(DISTINCT m.seq) AS askers
+                FROM tool_states t
+                JOIN messages m ON m.session_id = t.session_id AND m.kind = 'assistant'
+                JOIN json_each(CASE WHEN json_valid(m.data) THEN m.data ELSE '{}' END,
+                               '$.tool_calls') j
+                  ON json_extract(j.value, '$.id') = t.call_id
+                GROUP BY t.session_id, t.call_id
+            )""",
+        "DROP TABLE tool_states",
+        "ALTER TABLE tool_states_by_message RENAME TO tool_states",
     ),
 )
 SCHEMA_VERSION: Final = len(MIGRATIONS)
@@ -658,7 +692,13 @@ async def _scalar(conn: aiosqlite.Connection, sql: str, params: Iterable[Any] = 
 
 
 class SQLiteSessionExtension:
-    """The durable store as an agent extension: ``extensions=[SQLiteSessionExtension(path)]``."""
+    """The durable store as an agent extension: ``extensions=[SQLiteSessionExtension(path)]``.
+
+    It also claims each request's conversation across processes (:meth:`claim_session`, see
+    :mod:`app.locks`): another process running or resuming the same conversation of the same
+    database file gets :class:`~app.errors.SessionBusyError` at once, and a claim dies with
+    its holder, ``kill -9`` included. The desktop app and ``continuum-chat`` use the same claim.
+    """
 
     def __init__(
         self,
@@ -670,3 +710,45 @@ class SQLiteSessionExtension:
 
     def __repr__(self) -> str:
         return f"SQLiteSessionExtension({self.storage.path!r})"
+
+    def claim_session(self, session_id: str) -> Callable[[], None]:
+        """Claim ``session_id`` for one request; returns the function that ends the claim.
+
+        Raises :class:`~app.errors.SessionBusyError` (``other_process=True``) when another
+        process holds it, and a :class:`~app.errors.StorageError` when the lock file beside the
+        database cannot be created. An in-memory database needs no claim.
+        """
+        from ..errors import SessionBusyError
+        from ..locks import CLAIMS, claim_file
+
+        if self.storage.lock_key.startswith("sqlite-memory:"):
+            return lambda: None
+        lock = claim_file(self.storage.path, session_id)
+        try:
+            claimed = CLAIMS.claim(lock)
+        except OSError as err:
+            raise _lock_file_error(lock, err) from err
+        if not claimed:
+            raise SessionBusyError(session_id, other_process=True)
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            if not released:
+                released = True
+                CLAIMS.unclaim(lock)
+
+        return release
+
+
+def _lock_file_error(lock: Path, err: OSError) -> StorageError:
+    reason = err.strerror or type(err).__name__
+    where = f"the conversation lock file {lock}"
+    if err.errno == errno.ENOSPC:
+        return StorageFullError(f"Cannot create {where}: the disk is full. Free some space, "
+                                "then try again.")
+    if err.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return StorageReadOnlyError(f"Cannot create {where} ({reason}): the folder cannot be "
+                                    "written. Make it writable or choose another data folder.")
+    return StorageError(f"Cannot create {where} ({reason}). Check the data folder, then try "
+                        "again.")

@@ -7,6 +7,7 @@ the "may or may not have run" text; every other unanswered call keeps that exact
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -24,10 +25,12 @@ from app import (
     UserMessage,
     tool,
 )
+from app.messages import message_to_json
 from app.resume import RECOVERED_TOOL_TEXT, ResumeKind
 from app.storage.journal import TOOL_AWAITING_APPROVAL, TOOL_STARTED
+from app.storage.sqlite import APPLICATION_ID, MIGRATIONS
 from app.testing import ScriptedModel, text_step, tool_step
-from app.workspace import ApprovalDecision, AppServices
+from app.workspace import DATABASE_FILE, ApprovalDecision, AppServices
 from app.workspace_tools import Workspace
 
 CALLS = (ToolCall("w1", "write_note", {"text": "one"}), ToolCall("w2", "write_note",
@@ -128,12 +131,37 @@ async def services(tmp_path: Path) -> AsyncIterator[AppServices]:
 
 async def test_journal_tool_states_round_trip(services: AppServices) -> None:
     journal = services.journal
+    store = services.storage.storage
     assert await journal.tool_states("x") == {}
+    await store.append_many("x", "r1", [UserMessage("go"), AssistantMessage("", (
+        ToolCall("c1", "t", {}), ToolCall("c2", "t", {})))])
     await journal.set_tool_state("x", "c1", TOOL_AWAITING_APPROVAL)
     await journal.set_tool_state("x", "c2", TOOL_AWAITING_APPROVAL)
     await journal.set_tool_state("x", "c2", TOOL_STARTED)
     assert await journal.tool_states("x") == {"c1": TOOL_AWAITING_APPROVAL, "c2": TOOL_STARTED}
     assert await journal.tool_states("y") == {}
+
+
+async def test_tool_states_belong_to_the_message_that_asked(services: AppServices) -> None:
+    """A provider reusing ``c1`` in a later step: the later call starts with no state, and each
+    state stays with its own message; a call no saved message has records nothing."""
+    journal, store = services.journal, services.storage.storage
+    await store.append_many("x", "r1", [UserMessage("go"), AssistantMessage("", (
+        ToolCall("c1", "t", {}),)), ToolMessage("c1", "t", "denied", success=False)])
+    await journal.set_tool_state("x", "c1", TOOL_AWAITING_APPROVAL)  # denied: never ran
+    assert await journal.tool_states("x") == {"c1": TOOL_AWAITING_APPROVAL}
+    await store.append_many("x", "r2", [
+        UserMessage("again"), AssistantMessage("", (ToolCall("c1", "t", {}),))])
+    assert await journal.tool_states("x") == {}  # the new c1 has no state of its own yet
+    await journal.set_tool_state("x", "c1", TOOL_STARTED)
+    assert await journal.tool_states("x") == {"c1": TOOL_STARTED}
+    assert await journal.all_tool_states("x") == {
+        (2, "c1"): TOOL_AWAITING_APPROVAL, (5, "c1"): TOOL_STARTED}
+    await store.append("x", "r2", ToolMessage("c1", "t", "ran"))
+    await store.append("x", "r2", AssistantMessage("done"))
+    assert await journal.tool_states("x") == {"c1": TOOL_STARTED}  # text answers ask nothing
+    await journal.set_tool_state("x", "nowhere", TOOL_STARTED)
+    assert [cid for _, cid in await journal.all_tool_states("x")] == ["c1", "c1"]
 
 
 async def test_wrapper_writes_awaiting_before_asking_and_started_before_running(
@@ -222,3 +250,58 @@ async def test_crash_while_awaiting_approval_then_resume_asks_again(
     assert answers["w"].success and "n.txt" in answers["w"].content
     assert await services.journal.tool_states(session) == {"w": TOOL_STARTED, "s": TOOL_STARTED}
     assert (await services.resume_info(session)).point is None
+
+
+def _schema_4_database(path: Path) -> None:
+    """A database as the previous version left it: tool states keyed by call id alone."""
+    history = {
+        # "once": c1 asked once, awaiting (never ran); c2 started.
+        "once": [UserMessage("go"), AssistantMessage("", (ToolCall("c1", "t", {}),
+                                                          ToolCall("c2", "t", {})))],
+        # "reused": call_1 in two turns; the row cannot say which one it was about.
+        "reused": [UserMessage("one"), AssistantMessage("", (ToolCall("call_1", "t", {}),)),
+                   ToolMessage("call_1", "t", "denied", success=False), UserMessage("two"),
+                   AssistantMessage("", (ToolCall("call_1", "t", {}),))],
+    }
+    rows = [("once", "c1", TOOL_AWAITING_APPROVAL), ("once", "c2", TOOL_STARTED),
+            ("once", "gone", TOOL_AWAITING_APPROVAL), ("reused", "call_1",
+                                                       TOOL_AWAITING_APPROVAL)]
+    with sqlite3.connect(path) as conn:
+        for step in MIGRATIONS[:4]:
+            for statement in step:
+                conn.execute(statement)
+        for session, messages in history.items():
+            for seq, message in enumerate(messages, 1):
+                kind = type(message).__name__.removesuffix("Message").lower()
+                conn.execute(
+                    "INSERT INTO messages(session_id, seq, request_id, kind, data, created_at) "
+                    "VALUES (?, ?, 'r', ?, ?, 1.0)", (session, seq, kind, message_to_json(message)))
+        # A damaged row (written valid, then spoiled: the search trigger parses inserts).
+        conn.execute("INSERT INTO messages(session_id, seq, request_id, kind, data, created_at) "
+                     "VALUES ('once', 99, 'r', 'assistant', '{}', 1.0)")
+        conn.execute("UPDATE messages SET data = 'not json' WHERE seq = 99")
+        conn.executemany("INSERT INTO tool_states VALUES (?, ?, ?, 1.0)", rows)
+        conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
+        conn.execute("PRAGMA user_version=4")
+    conn.close()
+
+
+async def test_old_tool_states_migrate_to_the_message_that_asked(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    _schema_4_database(data / DATABASE_FILE)
+    services = AppServices(data)
+    await services.open()
+    try:
+        journal = services.journal
+        assert await journal.all_tool_states("once") == {
+            (2, "c1"): TOOL_AWAITING_APPROVAL, (2, "c2"): TOOL_STARTED}  # "gone" had no call
+        # Ambiguous: it may describe the second call_1, which may have run: never run again.
+        assert await journal.all_tool_states("reused") == {(5, "call_1"): TOOL_STARTED}
+        info = await services.resume_info("reused")
+        assert info.awaiting_approval == () and [c.id for c in info.may_have_run] == ["call_1"]
+        # New states are written and read as before.
+        await journal.set_tool_state("reused", "call_1", TOOL_AWAITING_APPROVAL)
+        assert await journal.tool_states("reused") == {"call_1": TOOL_AWAITING_APPROVAL}
+    finally:
+        await services.close()

@@ -5,7 +5,8 @@ docstring for what exactly is timed). Prints one table and writes it, with the r
 ``bench/results/<timestamp>.json``. A benchmark, not a test: it never fails; the "met?" column
 says where a SPEC target is missed. "Flat" means at most 2× the small case (noise margin).
 
-Figures (``--only`` names): coldstart, streaming, render, open, resume_point, store.
+Figures (``--only`` names): coldstart, streaming, render, markdown_worst, open, resume_point,
+store.
 """
 
 from __future__ import annotations
@@ -83,6 +84,16 @@ def render(quick: bool) -> tuple[list[Row], Any]:
     return rows, raw
 
 
+def markdown_worst(quick: bool) -> tuple[list[Row], Any]:
+    raw = _module_json("markdown_worst", "--piece", "5000" if quick else "2000")
+    rows = []
+    for name, figures in raw.items():
+        worst = figures["worst_frame_ms"]
+        rows.append(_row(f"worst frame streaming 200 KB of {name!r}", worst, None, "ms",
+                         "≤ 50 ms", worst <= 50 and figures["complete"], "(absolute)"))
+    return rows, raw
+
+
 def open_conversation(quick: bool) -> tuple[list[Row], Any]:
     from bench.open_conversation import measure
 
@@ -135,6 +146,7 @@ FIGURES: dict[str, Callable[[bool], tuple[list[Row], Any]]] = {
     "coldstart": coldstart,
     "streaming": streaming,
     "render": render,
+    "markdown_worst": markdown_worst,
     "open": open_conversation,
     "resume_point": resume_point,
     "store": store,

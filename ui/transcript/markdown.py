@@ -5,6 +5,15 @@ Safety is structural, not a filter over finished HTML: markdown-it runs with raw
 a request the user did not make), and a link becomes an anchor only when its scheme is http or
 https — anything else is rendered as its plain text. The view opens anchors only on click.
 
+Bounded work (issue 11, item 14): markdown-it's inline parser is superlinear on some inputs (an
+unmatched ``[`` rescans the rest of its paragraph, nested up to ``maxNesting`` deep, so 100 KB
+of ``![`` took 6.6 s in one frame; emphasis, backticks and ``<`` behave alike, more mildly). Its
+work is a cost per opening character (measured: ~35 µs per ``[``, ~8 per emphasis mark, ~3 per
+backtick, ~2 per ``<``) plus about 1 ns × length × openers; :func:`inline_cost` estimates that
+in µs, linearly, and a block over ``INLINE_BUDGET`` µs is shown as its literal text instead;
+every other block of the message still renders as Markdown. Block-level nesting is capped by
+markdown-it's ``maxNesting``.
+
 Streaming: :func:`stable_boundary` finds the end of the last *finished* block (a blank line
 outside a code fence). Text before it never changes its rendering as more tokens arrive, so the
 view renders it once and re-renders only the short tail on every frame.
@@ -27,8 +36,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COPY_SCHEME",
+    "INLINE_BUDGET",
     "RenderedHtml",
     "code_style",
+    "inline_cost",
     "is_safe_link",
     "render_markdown",
     "stable_boundary",
@@ -38,6 +49,20 @@ COPY_SCHEME = "continuum-copy"
 SAFE_SCHEMES = frozenset({"http", "https"})
 # Pygments on a long unfenced block is the slowest part; beyond this a block stays plain.
 _MAX_HIGHLIGHT = 200_000
+# Estimated inline parsing time of one block (µs) beyond which it is shown as plain text.
+INLINE_BUDGET = 20_000
+# Characters that open an inline construct markdown-it scans ahead for, with their cost in µs.
+_OPENER_US = {"[": 35, "*": 8, "_": 8, "~": 8, "`": 3, "<": 2, "&": 1, "\\": 1}
+
+
+def inline_cost(text: str) -> int:
+    """Estimated µs markdown-it needs for the inline parse of ``text`` (linear to compute)."""
+    if not text:
+        return 0
+    counts = {opener: text.count(opener) for opener in _OPENER_US}
+    openers = sum(counts.values())
+    per_opener = sum(_OPENER_US[opener] * count for opener, count in counts.items())
+    return per_opener + len(text) * openers // 1000
 
 
 def is_safe_link(url: str) -> bool:
@@ -55,6 +80,7 @@ class RenderedHtml:
 
     html: str
     code_blocks: list[str] = field(default_factory=list)
+    plain_blocks: int = 0  # blocks over the inline budget, shown as their literal text
 
 
 def code_style(dark: bool) -> str:
@@ -66,7 +92,24 @@ def _parser() -> MarkdownIt:
 
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
     md.enable(["table", "strikethrough"])
+    md.core.ruler.at("inline", _bounded_inline)
     return md
+
+
+def _bounded_inline(state: Any) -> None:
+    """markdown-it's core "inline" rule, with a work budget per block (module docstring)."""
+    from markdown_it.token import Token
+
+    for token in state.tokens:
+        if token.type != "inline":
+            continue
+        if token.children is None:
+            token.children = []
+        if inline_cost(token.content) > INLINE_BUDGET:
+            token.children.append(Token("text", "", 0, content=token.content))
+            state.env["plain_blocks"] = state.env.get("plain_blocks", 0) + 1
+        else:
+            state.md.inline.parse(token.content, state.md, state.env, token.children)
 
 
 _PARSERS: list[MarkdownIt] = []
@@ -179,14 +222,15 @@ def render_markdown(text: str, *, dark: bool = False, code_offset: int = 0) -> R
     renderer = _Renderer(dark=dark, code_offset=code_offset)
     md = _md()
     saved = renderer.install(md)
+    env: dict[str, Any] = {}
     try:
-        body = md.render(text)
+        body = md.render(text, env)
     finally:
         md.renderer.rules.update({k: v for k, v in saved.items() if v is not None})
         for name, rule in saved.items():
             if rule is None:
                 md.renderer.rules.pop(name, None)
-    return RenderedHtml(body, renderer.code_blocks)
+    return RenderedHtml(body, renderer.code_blocks, env.get("plain_blocks", 0))
 
 
 def stable_boundary(text: str, start: int = 0) -> int:

@@ -40,6 +40,7 @@ from PySide6.QtGui import (
     QPalette,
     QPen,
     QTextDocument,
+    QTextOption,
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -61,6 +62,10 @@ OUTER_X, OUTER_Y, PAD = 10, 4, 10
 # Beyond this a message is shown as plain text, cut, with a note: a 10 MB paste must not stall
 # the UI for seconds in the Markdown parser (the full text is saved and exported unchanged).
 MAX_RENDERED_CHARS = 100_000
+# Qt's default wrapping (at word boundaries, else anywhere) is quadratic in the length of a run
+# without a break opportunity (100 KB of "[" took 177 ms to lay out, 200 KB 680 ms); wrapping
+# anywhere is linear. A document whose source has a run longer than this wraps anywhere.
+LONG_RUN = 10_000
 # Rendered rows kept at once (least recently used go first). A rendered row holds Qt text
 # documents (tens of KB each): keeping one per row of a 10,000-message conversation took
 # ~800 MB. Rows without a render are laid out with an estimated height; painting a row renders
@@ -101,8 +106,19 @@ class _InertDocument(QTextDocument):
         return None
 
 
-def _document(html_text: str, width: float, font: Any, css: str) -> QTextDocument:
+def has_long_run(text: str, limit: int = LONG_RUN) -> bool:
+    """Whether ``text`` has more than ``limit`` characters in a row without whitespace."""
+    return len(text) > limit and max(map(len, text.split()), default=0) > limit
+
+
+def _document(html_text: str, width: float, font: Any, css: str, *,
+              source: str = "") -> QTextDocument:
+    """An inert document; ``source`` (the text it shows) decides how it may wrap."""
     doc = _InertDocument()
+    if has_long_run(source):
+        option = doc.defaultTextOption()
+        option.setWrapMode(QTextOption.WrapMode.WrapAnywhere)
+        doc.setDefaultTextOption(option)
     doc.setDocumentMargin(0)
     doc.setDefaultFont(font)
     doc.setDefaultStyleSheet(css)
@@ -147,6 +163,8 @@ class MessageRender:
     code_blocks: list[str] = field(default_factory=list)
     stable_text: str = ""  # source of every chunk but the last (the tail)
     stable_code: int = 0  # code blocks inside the stable chunks
+    stable_plain: int = 0  # blocks over the Markdown work budget inside the stable chunks
+    plain_blocks: int = 0  # ... in the whole message (shown as literal text; tests, bench)
     version: int = -1
     last_rendered_chars: int = 0  # how much Markdown the latest update parsed (tests, bench)
     cut: bool = False  # shown as plain text cut at MAX_RENDERED_CHARS (chunks: text, note)
@@ -221,7 +239,8 @@ class TranscriptDelegate(QStyledItemDelegate):
         footer = self._footer_html(item)
         render.footer = _document(footer, width, small, css) if footer else None
         if item.kind is ItemKind.TOOL:
-            render.chunks = [_document(self._tool_html(item), width, font, css)]
+            render.chunks = [_document(self._tool_html(item), width, font, css,
+                                       source=f"{item.arguments_text} {item.result or ''}")]
             render.stable_text, render.code_blocks = "", []
             return
         if item.kind is ItemKind.NOTE:
@@ -241,7 +260,7 @@ class TranscriptDelegate(QStyledItemDelegate):
                 render.last_rendered_chars = 0
                 return
             body = f'<pre style="white-space: pre-wrap;">{html.escape(shown)}</pre>'
-            render.chunks = [_document(body, width, font, css), note]
+            render.chunks = [_document(body, width, font, css, source=shown), note]
             render.stable_text, render.code_blocks, render.stable_code = shown, [], 0
             render.cut = True
             render.last_rendered_chars = MAX_RENDERED_CHARS
@@ -250,7 +269,7 @@ class TranscriptDelegate(QStyledItemDelegate):
             render.chunks, render.stable_text, render.cut = [], "", False
         if not render.chunks or not text.startswith(render.stable_text):
             render.chunks, render.code_blocks = [], []
-            render.stable_text, render.stable_code = "", 0
+            render.stable_text, render.stable_code, render.stable_plain = "", 0, 0
         else:
             render.chunks.pop()  # the old tail; the stable chunks stay as they are
         del render.code_blocks[render.stable_code:]
@@ -258,19 +277,21 @@ class TranscriptDelegate(QStyledItemDelegate):
         boundary = stable_boundary(text, start) if item.streaming else start
         rendered = 0
         if boundary > start:
-            part = render_markdown(text[start:boundary], dark=render.dark,
-                                   code_offset=len(render.code_blocks))
-            render.chunks.append(_document(part.html, width, font, css))
+            stable = text[start:boundary]
+            part = render_markdown(stable, dark=render.dark, code_offset=len(render.code_blocks))
+            render.chunks.append(_document(part.html, width, font, css, source=stable))
             render.code_blocks.extend(part.code_blocks)
             render.stable_text = text[:boundary]
             render.stable_code = len(render.code_blocks)
+            render.stable_plain += part.plain_blocks
             rendered += boundary - start
         tail = text[boundary:]
         part = render_markdown(tail, dark=render.dark, code_offset=len(render.code_blocks))
         if item.streaming and not tail.strip() and render.chunks:
             part.html = ""
-        render.chunks.append(_document(part.html, width, font, css))
+        render.chunks.append(_document(part.html, width, font, css, source=tail))
         render.code_blocks.extend(part.code_blocks)
+        render.plain_blocks = render.stable_plain + part.plain_blocks
         render.last_rendered_chars = rendered + len(tail)
 
     @staticmethod

@@ -105,8 +105,42 @@ GOAL_COMPLETE_MARKER: Final = "GOAL COMPLETE"
 ToolApprover = Callable[[ToolCall, FunctionTool], Awaitable[bool]]
 """Asked before a tool with side effects runs; ``False`` answers the call as denied."""
 
-# Sessions with a request in flight in this process: (store lock key, session id).
-_BUSY: set[tuple[str, str]] = set()
+class BusySessions:
+    """Sessions with a request in flight in this process, by ``(store lock key, session id)``.
+
+    The in-process half of "one request per conversation at a time". The cross-process half
+    is an extension's optional ``claim_session(session_id)`` (the SQLite extension's uses
+    :mod:`app.locks`): it returns the function that ends the claim, or raises
+    :class:`SessionBusyError` when another process holds the conversation.
+    """
+
+    def __init__(self) -> None:
+        self._keys: set[tuple[str, str]] = set()
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def enter(self, key: tuple[str, str], extensions: Iterable[Any]) -> Callable[[], None]:
+        """Mark ``key`` busy and take the extensions' claims; returns the function that
+        releases them all. Raises :class:`SessionBusyError`, leaving nothing taken."""
+        if key in self._keys:
+            raise SessionBusyError(key[1])
+        self._keys.add(key)
+        taken = contextlib.ExitStack()
+        taken.callback(self._keys.discard, key)  # last: the claims go first
+        try:
+            for extension in extensions:
+                claim = getattr(extension, "claim_session", None)
+                if claim is not None:
+                    taken.callback(claim(key[1]))
+        except BaseException:
+            taken.close()
+            raise
+        return taken.close
+
+
+#: The busy sessions of this process.
+BUSY_SESSIONS = BusySessions()
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,10 +324,7 @@ class Agent:
         self, user: UserMessage | None, *, goal: str | None, model: Model,
         not_started: frozenset[str] = frozenset(),
     ) -> AsyncIterator[AgentEvent]:
-        key = (self.store.lock_key, self.session_id)
-        if key in _BUSY:
-            raise SessionBusyError(self.session_id)
-        _BUSY.add(key)
+        release = BUSY_SESSIONS.enter((self.store.lock_key, self.session_id), self.extensions)
         ctx = RunContext(
             session_id=self.session_id,
             request_id=uuid.uuid4().hex,
@@ -354,7 +385,7 @@ class Agent:
             await call_error_hooks(self.extensions, ctx, err)
             raise
         finally:
-            _BUSY.discard(key)
+            release()
 
     async def _save(self, ctx: RunContext, messages: Sequence[Message]) -> list[AgentEvent]:
         """Commit ``messages`` together (all or none) and return their MESSAGE_SAVED events."""

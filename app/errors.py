@@ -6,7 +6,7 @@
     ├── AgentError
     │   ├── AgentResumeError        .reason: "empty" | "completed" | "refused" | "context_full"
     │   │                                    | "unknown_stop" | "malformed"
-    │   ├── SessionBusyError        a second request on a session busy in this process
+    │   ├── SessionBusyError        a session busy in this process or claimed by another
     │   ├── ToolRoundLimitError     max_tool_rounds reached; resume() continues
     │   └── IncompleteStreamError   a model stream ended without a stop reason
     ├── ProviderError               .retryable, .retry_after (seconds), .status_code
@@ -88,17 +88,27 @@ class AgentResumeError(AgentError):
 
 
 class SessionBusyError(AgentError):
-    """The session is already running a request in this process."""
+    """The session is already running a request in this process, or (``other_process``)
+    another process has claimed it (see :mod:`app.locks`)."""
 
-    def __init__(self, session_id: str) -> None:
+    def __init__(self, session_id: str, other_process: bool = False) -> None:
         self.session_id = session_id
-        super().__init__(
-            f"Conversation {session_id!r} is already answering a request. "
-            "Wait for it to finish or stop it first."
-        )
+        self.other_process = other_process
+        if other_process:
+            message = (
+                f"Conversation {session_id!r} is in use by another Continuum process (the "
+                "desktop app or continuum-chat has it open or is answering in it). Finish, "
+                "stop or close it there, then try again."
+            )
+        else:
+            message = (
+                f"Conversation {session_id!r} is already answering a request. "
+                "Wait for it to finish or stop it first."
+            )
+        super().__init__(message)
 
-    def __reduce__(self) -> tuple[type[SessionBusyError], tuple[str]]:
-        return (type(self), (self.session_id,))
+    def __reduce__(self) -> tuple[type[SessionBusyError], tuple[str, bool]]:
+        return (type(self), (self.session_id, self.other_process))
 
 
 class ToolRoundLimitError(AgentError):

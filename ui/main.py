@@ -3,6 +3,8 @@
 * ``--data-dir`` overrides the platform data folder (platformdirs); logs rotate in the platform
   log folder (or ``<data-dir>/logs`` when the data folder is given).
 * A second launch on the same data folder asks the first to come forward and exits.
+* On X11, missing libraries Qt's xcb plugin needs are named (with the install command) before
+  Qt starts; Qt itself would abort with a misleading message (:mod:`ui.xcb_check`).
 * A global ``sys.excepthook`` (qasync routes slot errors there) logs the traceback to the log
   file and shows the person one sentence — never a traceback.
 """
@@ -120,9 +122,19 @@ class SingleInstance:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parse(sys.argv[1:] if argv is None else argv)
+    arguments = sys.argv[1:] if argv is None else argv
+    args = _parse(arguments)
     data_dir, log_dir = _data_dir(args)
     _setup_logging(log_dir)
+
+    from .xcb_check import xcb_problem
+
+    # Before Qt: a missing xcb library makes it abort with a misleading message (issue 11).
+    problem = xcb_problem(os.environ, sys.platform, arguments)
+    if problem is not None:
+        log.error("%s", problem)
+        print(problem, file=sys.stderr)
+        return 2
 
     from PySide6.QtWidgets import QApplication, QMessageBox
 

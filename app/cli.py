@@ -1,7 +1,11 @@
 """``continuum-chat``: a small command-line chat on the core, with Stop (Ctrl+C) and /resume.
 
 With no provider options it starts the loopback provider simulator in this process, so it runs
-offline on a fresh machine. Conversations are kept in the same database as the desktop app.
+offline on a fresh machine. Conversations are kept in the same database as the desktop app, and
+each request claims its conversation the same way the app does (:mod:`app.locks`): a
+conversation the app has open, or another ``continuum-chat`` is answering, is refused with a
+message instead of being answered twice. At the prompt Ctrl+C clears the line (like a shell);
+Ctrl+D or ``/quit`` exits with status 0.
 """
 
 from __future__ import annotations
@@ -18,13 +22,14 @@ from platformdirs import user_data_dir
 
 from . import __version__
 from .client import AgentClient
-from .errors import ContinuumError
+from .errors import ContinuumError, SessionBusyError
 from .events import EventType
 from .model import Model
 from .resume import ResumePoint
 from .storage.sqlite import SQLiteSessionExtension
 
-HELP = "Commands: /resume  /history  /new  /quit   (Ctrl+C stops a running answer)"
+HELP = ("Commands: /resume  /history  /new  /quit   (Ctrl+C stops a running answer or clears "
+        "the line; Ctrl+D quits)")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -76,71 +81,118 @@ async def _show(events: object) -> None:
     print()
 
 
-async def _run(args: argparse.Namespace) -> int:
-    data_dir = args.data_dir or Path(user_data_dir("Continuum", appauthor=False))
-    data_dir.mkdir(parents=True, exist_ok=True)
-    async with contextlib.AsyncExitStack() as stack:
-        storage = SQLiteSessionExtension(data_dir / "continuum.sqlite")
-        client = AgentClient(await _make_model(args, stack), extensions=[storage])
-        stack.push_async_callback(client.close)
+def _data_dir_problem(data_dir: Path) -> str | None:
+    """Why ``data_dir`` cannot hold the conversations (created if missing), or ``None``."""
+    if data_dir.exists() and not data_dir.is_dir():
+        return (f"cannot use {data_dir} as the data folder: it is a file, not a folder. "
+                "Choose another with --data-dir.")
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        reason = err.strerror or type(err).__name__
+        return (f"cannot create the data folder {data_dir} ({reason}). "
+                "Choose another with --data-dir.")
+    if not os.access(data_dir, os.W_OK | os.X_OK):
+        return (f"cannot write in the data folder {data_dir}. Make it writable or choose "
+                "another with --data-dir.")
+    return None
+
+
+class _Chat:
+    """The REPL. Lines are read in the main thread between requests, so Ctrl+C at the prompt
+    is an ordinary ``KeyboardInterrupt`` there; during a request the event loop's SIGINT
+    handler cancels the request, which is a Stop."""
+
+    def __init__(self, args: argparse.Namespace, data_dir: Path) -> None:
+        self.args = args
+        self.data_dir = data_dir
+        self.session: str = args.session
+        self.client: AgentClient | None = None
+        self._stack = contextlib.AsyncExitStack()
+
+    async def open(self) -> None:
+        storage = SQLiteSessionExtension(self.data_dir / "continuum.sqlite")
+        model = await _make_model(self.args, self._stack)
+        client = AgentClient(model, extensions=[storage])
+        self._stack.push_async_callback(client.close)
+        self.client = client
         await client.open()
-        session = args.session
         print(HELP)
-        status = await client.resume_status(session)
+        status = await client.resume_status(self.session)
         if isinstance(status, ResumePoint):
             print(f"(this conversation can be resumed: {status.description} Type /resume)")
-        loop = asyncio.get_running_loop()
+
+    async def close(self) -> None:
+        await self._stack.aclose()
+
+    def repl(self, runner: asyncio.Runner) -> int:
         while True:
             try:
-                line = await loop.run_in_executor(None, input, "> ")
-            except EOFError:
+                line = input("> ")
+            except EOFError:  # Ctrl+D or the end of piped input
+                print()
                 return 0
-            text = line.strip()
-            if not text:
+            except KeyboardInterrupt:  # Ctrl+C at the prompt: drop the line, prompt again
+                print()
                 continue
+            text = line.strip()
             if text == "/quit":
                 return 0
-            if text == "/new":
-                session = (await client.create_session()).id
-                print(f"(new conversation {session})")
-                continue
-            if text == "/history":
-                for message in await client.history(session):
-                    print(f"{type(message).__name__}: {getattr(message, 'content', '')[:200]}")
-                continue
-            if text == "/resume":
-                status = await client.resume_status(session)
-                if not isinstance(status, ResumePoint):
-                    print(f"(nothing to resume: {status.description})")
-                    continue
-                events = client.stream_resume(session)
-            else:
-                events = client.stream(session, text)
-            task = asyncio.ensure_future(_show(events))
-            try:
-                await asyncio.shield(task)
-            except KeyboardInterrupt:
-                task.cancel()
-            except asyncio.CancelledError:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-                print("\n(stopped — type /resume to continue)")
-            except ContinuumError as err:
-                print(f"\n(error: {err} — type /resume to continue)")
-            except Exception as err:  # connection errors from the provider, with their text
-                print(f"\n(error: {type(err).__name__}: {err} — type /resume to continue)")
+            if text:
+                runner.run(self.command(text))
+
+    async def command(self, text: str) -> None:
+        client = self.client
+        assert client is not None
+        if text == "/new":
+            self.session = (await client.create_session()).id
+            print(f"(new conversation {self.session})")
+            return
+        if text == "/history":
+            for message in await client.history(self.session):
+                print(f"{type(message).__name__}: {getattr(message, 'content', '')[:200]}")
+            return
+        if text == "/resume":
+            status = await client.resume_status(self.session)
+            if not isinstance(status, ResumePoint):
+                print(f"(nothing to resume: {status.description})")
+                return
+            events = client.stream_resume(self.session)
+        else:
+            events = client.stream(self.session, text)
+        try:
+            async with contextlib.aclosing(events):  # type: ignore[type-var]
+                await _show(events)
+        except asyncio.CancelledError:  # Ctrl+C during the answer: a Stop, the chat goes on
+            print("\n(stopped — type /resume to continue)")
+        except SessionBusyError as err:
+            print(f"\n({err})")
+        except ContinuumError as err:
+            print(f"\n(error: {err} — type /resume to continue)")
+        except Exception as err:  # connection errors from the provider, with their text
+            print(f"\n(error: {type(err).__name__}: {err} — type /resume to continue)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    try:
-        return asyncio.run(_run(args))
-    except KeyboardInterrupt:
-        return 130
-    except ContinuumError as err:
-        print(f"continuum-chat: {err}", file=sys.stderr)
+    data_dir = args.data_dir or Path(user_data_dir("Continuum", appauthor=False))
+    problem = _data_dir_problem(data_dir)
+    if problem is not None:
+        print(f"continuum-chat: {problem}", file=sys.stderr)
         return 1
+    chat = _Chat(args, data_dir)
+    with asyncio.Runner() as runner:
+        try:
+            runner.run(chat.open())
+            return chat.repl(runner)
+        except KeyboardInterrupt:  # Ctrl+C while starting, or twice during an answer
+            return 130
+        except ContinuumError as err:
+            print(f"continuum-chat: {err}", file=sys.stderr)
+            return 1
+        finally:
+            with contextlib.suppress(KeyboardInterrupt):
+                runner.run(chat.close())
 
 
 if __name__ == "__main__":

@@ -12,7 +12,9 @@ How each way of stopping leaves the history (what :mod:`app.resume` later reads)
   ``MODEL_STOPPED`` is emitted and the error propagates (``RETRY_RESPONSE``);
 * the host cancels while the model streams: nothing of the step is saved;
 * the host cancels while tools run: they are cancelled and each unanswered call is answered
-  with a failed result saying so (``CALL_MODEL``); results that already arrived are kept;
+  with a failed result saying so (``CALL_MODEL``); results that already arrived are kept; a
+  sync tool, whose thread cannot be stopped, answers with what it really did (completed within
+  a short grace, or may still complete: see :mod:`app.tools`);
 * the process dies while tools run: nothing can be written; the calls stay unanswered
   (``RECOVER_TOOLS``) and are never run again by themselves.
 

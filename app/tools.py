@@ -7,6 +7,13 @@ adds options. What the function returns becomes the result; an exception becomes
 result carrying the error text. Sync functions run in a worker thread so they never block the
 event loop (and the UI on it).
 
+A thread cannot be interrupted: after Stop or a timeout a sync function keeps running. So the
+result tells the truth: :meth:`FunctionTool.invoke` waits up to :data:`STOP_GRACE` seconds for
+it; if it finished, the result says it completed anyway (with what it returned, or its error);
+if not, the result says it was still running and may still complete (and a log line records
+when it finally ends). Such a call is answered with that result instead of raising
+``CancelledError``: the runtime saves it like any result that arrived before Stop.
+
 The runtime runs each call at most once, ever: resuming never re-runs a call (see
 :mod:`app.resume`).
 """
@@ -14,20 +21,27 @@ The runtime runs each call at most once, ever: resuming never re-runs a call (se
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextvars
 import enum
+import functools
 import inspect
 import json
+import logging
 import re
+import time
 import types
 import typing
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar, overload
+from typing import Any, Final, Literal, TypeVar, overload
 
 from .messages import ToolCall
 from .model import ToolSpec
 
 __all__ = [
+    "STOPPED_STILL_RUNNING_TEXT",
+    "STOP_GRACE",
     "FunctionTool",
     "ToolArgumentError",
     "ToolResult",
@@ -36,6 +50,19 @@ __all__ = [
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+log = logging.getLogger(__name__)
+
+#: Seconds a stopped (or timed-out) sync tool gets to finish before its result is written:
+#: long enough for a file write in progress to land, short enough for Stop to feel prompt.
+STOP_GRACE: float = 0.5
+
+STOPPED_STILL_RUNNING_TEXT: Final = (
+    "The request was stopped while this tool was running. The tool cannot be interrupted and "
+    "was still running when this was written, so it may still complete after this message: "
+    "whatever it changes may or may not have happened. Check the current state before "
+    "running it again."
+)
 
 
 class ToolArgumentError(ValueError):
@@ -69,7 +96,11 @@ class FunctionTool:
         return ToolSpec(self.name, self.description, self.parameters)
 
     async def invoke(self, call: ToolCall) -> ToolResult:
-        """Run the function for ``call``; failures become failed results, cancellation does not."""
+        """Run the function for ``call``; failures become failed results.
+
+        Cancellation propagates, except while a sync function's thread runs (it cannot be
+        stopped): then the result says what really happened (see the module docstring).
+        """
         try:
             kwargs = self._bind(call.arguments_dict())
         except ToolArgumentError as err:
@@ -77,16 +108,31 @@ class FunctionTool:
         # asyncio.timeout, not wait_for: a TimeoutError the tool raises itself (a socket timeout)
         # is the tool's failure, and only an expired deadline of ours means "took too long".
         deadline = asyncio.timeout(self.timeout)
+        thread: asyncio.Future[Any] | None = None
+        in_thread = False
         try:
             async with deadline:
                 if inspect.iscoroutinefunction(self.function):
-                    coro: Awaitable[Any] = self.function(**kwargs)
+                    value = await self.function(**kwargs)
                 else:
-                    coro = asyncio.to_thread(self.function, **kwargs)
-                value = await coro
+                    context = contextvars.copy_context()  # as asyncio.to_thread does
+                    thread = asyncio.get_running_loop().run_in_executor(
+                        None, functools.partial(context.run, self.function, **kwargs))
+                    # Shielded: cancelling cannot stop the thread, and its outcome is still
+                    # wanted (see _outlived).
+                    in_thread = True
+                    value = await asyncio.shield(thread)
+                    in_thread = False
                 if inspect.isawaitable(value):  # a sync function that returned a coroutine
                     value = await value
+        except asyncio.CancelledError:
+            if not in_thread or thread is None:
+                raise
+            _uncancel()  # answered below instead: the caller gets a result, not the error
+            return await self._outlived(thread, timed_out=False)
         except TimeoutError as err:
+            if in_thread and thread is not None and deadline.expired():
+                return await self._outlived(thread, timed_out=True)
             if not deadline.expired():
                 return ToolResult(f"{type(err).__name__}: {err}", success=False)
             return ToolResult(
@@ -96,6 +142,51 @@ class FunctionTool:
         except Exception as err:  # the tool's own failure is information for the model
             return ToolResult(f"{type(err).__name__}: {err}", success=False)
         return ToolResult(_to_content(value))
+
+    async def _outlived(self, thread: asyncio.Future[Any], *, timed_out: bool) -> ToolResult:
+        """The truthful result of a sync call stopped (or timed out) while its thread runs.
+
+        Waits up to :data:`STOP_GRACE` seconds (a second Stop ends the wait at once); reports
+        what the function did if it finished, else that it may still complete.
+        """
+        why = (f"{self.name} did not finish within its {self.timeout:g}-second limit"
+               if timed_out else "The request was stopped while this tool was running")
+        log.info("%s: waiting up to %g s for tool %s, which cannot be interrupted",
+                 "timed out" if timed_out else "stopped", STOP_GRACE, self.name)
+        try:
+            await asyncio.wait({thread}, timeout=STOP_GRACE)
+        except asyncio.CancelledError:  # Stop again: answer now
+            _uncancel()
+        if thread.done() and not thread.cancelled():
+            error = thread.exception()
+            if error is not None:
+                return ToolResult(f"{why}, but it cannot be interrupted and then failed: "
+                                  f"{type(error).__name__}: {error}", success=False)
+            value = thread.result()
+            if not inspect.isawaitable(value):
+                return ToolResult(f"{why}, but it cannot be interrupted and completed anyway. "
+                                  f"Its result:\n{_to_content(value)}")
+            close = getattr(value, "close", None)  # a coroutine it returned never runs now
+            if close is not None:
+                close()
+            return ToolResult(f"{why}; it had not completed.", success=False)
+        stopped_at = time.monotonic()
+        name = self.name
+
+        def finished(done: concurrent.futures.Future[Any] | asyncio.Future[Any]) -> None:
+            error = None if done.cancelled() else done.exception()
+            log.warning("tool %s finished %.1f s after its result said it may still complete "
+                        "(%s)", name, time.monotonic() - stopped_at,
+                        "it succeeded" if error is None else f"{type(error).__name__}: {error}")
+
+        thread.add_done_callback(finished)
+        if timed_out:
+            return ToolResult(
+                f"{why}. It cannot be interrupted and was still running when this was written, "
+                "so it may still complete after this message: whatever it changes may or may "
+                "not have happened. Check the current state before relying on it or running "
+                "it again.", success=False)
+        return ToolResult(STOPPED_STILL_RUNNING_TEXT, success=False)
 
     def _bind(self, arguments: dict[str, Any]) -> dict[str, Any]:
         signature = self._signature or inspect.signature(self.function)
@@ -118,6 +209,13 @@ class FunctionTool:
             if arguments.get(name) is not None:
                 arguments[name] = enum_type(arguments[name])
         return arguments
+
+
+def _uncancel() -> None:
+    """Undo the pending cancellation of the current task (its code answers it instead)."""
+    task = asyncio.current_task()
+    if task is not None:
+        task.uncancel()
 
 
 def _to_content(value: Any) -> str:

@@ -11,9 +11,12 @@ person allows the tool "for this conversation"; the turn ends. Turn 2: the model
 ``call_1`` again. SCENARIO says how that second ``call_1`` runs:
 
 * ``allowed``: through the "allowed for this conversation" path (``append_line``);
-* ``read_only``: as a tool without side effects (``peek_and_block``, which never asks).
+* ``read_only``: as a tool without side effects (``peek_and_block``, which never asks);
+* ``asked``: ``call_2`` was allowed only once, so the person is asked about it again, and the
+  child is killed while the approval card waits (it provably never started).
 
-The tool prints ``TOOL_RUNNING`` once its line is written; the test then sends SIGKILL.
+The tool prints ``TOOL_RUNNING`` once its line is written (``asked``: the approval prints it
+while it waits); the test then sends SIGKILL.
 """
 
 from __future__ import annotations
@@ -63,13 +66,21 @@ async def main(data_dir: str, scenario: str) -> None:
     await services.open()
     services.client.tools = tuple(tools_for(runs))  # type: ignore[arg-type]
 
+    asked: list[str] = []
+
     async def ask(session_id: str, call: ToolCall, spec: object) -> ApprovalDecision:
+        asked.append(call.id)
+        if asked == ["call_1", "call_2", "call_1"]:  # turn 2 (scenario "asked"): never answers
+            print("TOOL_RUNNING", flush=True)
+            await asyncio.Event().wait()
         if call.id == "call_1":
             return ApprovalDecision.DENY
+        if scenario == "asked":
+            return ApprovalDecision.ALLOW_ONCE
         return ApprovalDecision.ALLOW_CONVERSATION
 
     services.approver = ask
-    second_tool = "append_line" if scenario == "allowed" else "peek_and_block"
+    second_tool = "peek_and_block" if scenario == "read_only" else "append_line"
     services.client.model = ScriptedModel([
         tool_step(ToolCall("call_1", "append_line", {"text": "turn 1 call_1"})),
         tool_step(ToolCall("call_2", "append_line", {"text": "turn 1 call_2"})),

@@ -92,3 +92,38 @@ async def test_a_reused_call_id_that_was_running_is_never_run_again(
         assert (await services.resume_info(child.SESSION)).point is None
     finally:
         await services.close()
+
+
+async def test_a_reused_call_id_awaiting_approval_is_asked_again_and_runs_once(
+    tmp_path: Path,
+) -> None:
+    """Killed while the person was being asked about the second ``call_1``: its own state is
+    "awaiting" (the first one's too, separately), so Resume asks again and runs it once."""
+    data_dir = kill_in_second_turn(tmp_path, "asked")
+    runs = tmp_path / "runs.txt"
+    assert runs.read_text().splitlines() == ["turn 1 call_2"]
+    services = AppServices(data_dir)
+    await services.open()
+    try:
+        services.client.tools = tuple(child.tools_for(runs, block=False))  # type: ignore[arg-type]
+        info = await services.resume_info(child.SESSION)
+        assert info.point is not None and info.point.kind is ResumeKind.RECOVER_TOOLS
+        assert [c.id for c in info.awaiting_approval] == ["call_1"] and info.may_have_run == ()
+        assert await services.journal.all_tool_states(child.SESSION) == {
+            (2, "call_1"): TOOL_AWAITING_APPROVAL, (4, "call_2"): TOOL_STARTED,
+            (8, "call_1"): TOOL_AWAITING_APPROVAL}
+
+        async def allow(session_id: str, call: ToolCall, spec: object) -> ApprovalDecision:
+            return ApprovalDecision.ALLOW_ONCE
+
+        services.approver = allow
+        services.client.model = ScriptedModel([text_step("Done now.")])
+        [e async for e in services.stream_resume(child.SESSION)]
+        assert runs.read_text().splitlines() == ["turn 1 call_2", "turn 2 call_1 block"]
+        answers = [m for m in await services.history(child.SESSION)
+                   if isinstance(m, ToolMessage)]
+        assert [(m.tool_call_id, m.success) for m in answers] == [
+            ("call_1", False), ("call_2", True), ("call_1", True)]
+        assert await services.journal.tool_states(child.SESSION) == {"call_1": TOOL_STARTED}
+    finally:
+        await services.close()

@@ -698,6 +698,7 @@ class SQLiteSessionExtension:
     :mod:`app.locks`): another process running or resuming the same conversation of the same
     database file gets :class:`~app.errors.SessionBusyError` at once, and a claim dies with
     its holder, ``kill -9`` included. The desktop app and ``continuum-chat`` use the same claim.
+    The lock files live in a ``locks/`` folder created beside the database file.
     """
 
     def __init__(

@@ -19,12 +19,13 @@
     │   ├── ProviderTimeoutError      connect/read timeout (retryable)
     │   ├── ProviderConnectionError   refused / reset / DNS (retryable)
     │   └── ProviderStreamError       malformed or cut stream after output started
-    └── StorageError                the database could not be used (see app.storage)
-        ├── StorageCorruptError       not a database / damaged: left untouched
-        ├── StorageVersionError       written by a newer Continuum: left untouched
-        ├── StorageFullError          disk full
-        ├── StorageReadOnlyError      read-only file or folder
-        └── StorageBusyError          locked by another process for too long
+    ├── StorageError                the database could not be used (see app.storage)
+    │   ├── StorageCorruptError       not a database / damaged: left untouched
+    │   ├── StorageVersionError       written by a newer Continuum: left untouched
+    │   ├── StorageFullError          disk full
+    │   ├── StorageReadOnlyError      read-only file or folder
+    │   └── StorageBusyError          locked by another process for too long
+    └── SettingsSaveError           the settings file could not be written (disk full, ...)
 
 Messages say what happened and what the person can do next. No message ever contains an
 API key: provider errors are built from status, error type and the provider's message only.
@@ -51,6 +52,7 @@ __all__ = [
     "ProviderStreamError",
     "ProviderTimeoutError",
     "SessionBusyError",
+    "SettingsSaveError",
     "StorageBusyError",
     "StorageCorruptError",
     "StorageError",
@@ -219,3 +221,7 @@ class StorageReadOnlyError(StorageError):
 
 class StorageBusyError(StorageError):
     """Another process held the database lock for too long."""
+
+
+class SettingsSaveError(ContinuumError):
+    """The settings could not be written; the previous settings file is unchanged."""

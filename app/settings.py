@@ -2,26 +2,51 @@
 Never an API key.
 
 Kept as JSON in the data folder, written atomically (a temporary file renamed over the old one),
-so a crash mid-save leaves the previous settings. A file that cannot be read is kept aside
-(renamed with a timestamp) and defaults are used; ``load_settings`` says so in ``problem``.
+so a crash mid-save leaves the previous settings; a save that fails (a full disk) raises
+:class:`~app.errors.SettingsSaveError`, removes its temporary file and leaves the old settings.
+
+Every field of the file is validated (:func:`settings_from_data`, a pure function): a file that
+cannot be read, is not JSON, nests too deep, or has a field of the wrong type or out of range is
+kept aside (renamed with a timestamp, never overwriting an earlier copy) and defaults are used;
+``load_settings`` says so in ``problem``. Only single unusable MCP server entries are skipped
+instead (the rest of the file is used), and ``problem`` names them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import errno
 import json
+import math
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal, TypeGuard, get_args
 
+from .errors import SettingsSaveError
 from .mcp_tools import McpServerConfig
 
-__all__ = ["ProviderKind", "Settings", "SettingsLoad", "load_settings", "save_settings"]
+__all__ = [
+    "ProviderKind",
+    "Settings",
+    "SettingsFormatError",
+    "SettingsLoad",
+    "load_settings",
+    "save_settings",
+    "settings_from_data",
+]
 
 ProviderKind = Literal["openai", "anthropic", "simulator"]
 SETTINGS_FILE = "settings.json"
+MAX_SETTINGS_BYTES = 1 << 20  # a settings file is a few KB; more is not ours
+MAX_RECENT_MODELS = 20
+MAX_CALL_TIMEOUT = 86_400.0  # seconds: one day
+
+
+class SettingsFormatError(ValueError):
+    """A field of the settings file has the wrong type or value (the message names it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,42 +80,60 @@ class SettingsLoad:
     problem: str | None = None
 
 
+def _is_text(value: Any) -> TypeGuard[str]:
+    """A string that can be sent and stored (no lone surrogate from a ``\\udXXX`` escape)."""
+    if not isinstance(value, str):
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _mcp_server(entry: Any) -> McpServerConfig:
     """One ``mcp_servers`` entry of the file (``ValueError`` saying what is wrong)."""
     if not isinstance(entry, dict):
         raise ValueError("not an object")
     name, command, args = entry.get("name"), entry.get("command"), entry.get("args", [])
     env, timeout = entry.get("env"), entry.get("call_timeout", 30.0)
-    cwd = entry.get("cwd")
-    if not isinstance(name, str) or not isinstance(command, str):
+    cwd, side_effects = entry.get("cwd"), entry.get("side_effects", True)
+    if not _is_text(name) or not _is_text(command) or not name.strip() or not command.strip():
         raise ValueError("needs a text name and command")
-    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+    if not isinstance(args, list) or not all(_is_text(a) for a in args):
         raise ValueError("args must be a list of text")
     if env is not None and not (
-        isinstance(env, dict) and all(isinstance(k, str) and isinstance(v, str)
-                                      for k, v in env.items())
+        isinstance(env, dict) and all(_is_text(k) and _is_text(v) for k, v in env.items())
     ):
         raise ValueError("env must map text to text")
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float):
-        raise ValueError("call_timeout must be a number")
+    if (isinstance(timeout, bool) or not isinstance(timeout, int | float)
+            or not _in_range(timeout, 0.0, MAX_CALL_TIMEOUT) or timeout == 0):
+        raise ValueError(f"call_timeout must be a number of seconds above 0 and at most "
+                         f"{MAX_CALL_TIMEOUT:.0f}")
+    if not isinstance(side_effects, bool):
+        raise ValueError("side_effects must be true or false")
+    if cwd is not None and not _is_text(cwd):
+        raise ValueError("cwd must be text")
     return McpServerConfig(
         name, command, tuple(args), env=env, call_timeout=float(timeout),
-        side_effects=entry.get("side_effects", True) is not False,
-        cwd=cwd if isinstance(cwd, str) and cwd else None,
+        side_effects=side_effects, cwd=cwd or None,
     )
 
 
-def _mcp_servers(entries: Any) -> tuple[tuple[McpServerConfig, ...], list[str]]:
+def _in_range(number: int | float, low: float, high: float) -> bool:
+    """Whether a JSON number lies in ``[low, high]`` (a 400-digit integer or NaN does not)."""
+    if isinstance(number, int):
+        return low <= number <= high  # exact: never converted to a float that may overflow
+    return math.isfinite(number) and low <= number <= high
+
+
+def _mcp_servers(entries: list[Any]) -> tuple[tuple[McpServerConfig, ...], list[str]]:
     """The valid servers, and a description of each entry skipped."""
-    if entries is None:
-        return (), []
-    if not isinstance(entries, list):
-        return (), ["mcp_servers is not a list"]
     servers: list[McpServerConfig] = []
     skipped: list[str] = []
     for index, entry in enumerate(entries):
         label = entry.get("name") if isinstance(entry, dict) else None
-        label = repr(label) if isinstance(label, str) and label else f"number {index + 1}"
+        label = repr(label) if _is_text(label) and label else f"number {index + 1}"
         try:
             server = _mcp_server(entry)
         except ValueError as err:
@@ -103,67 +146,141 @@ def _mcp_servers(entries: Any) -> tuple[tuple[McpServerConfig, ...], list[str]]:
     return tuple(servers), skipped
 
 
-def _from_dict(data: dict[str, Any]) -> Settings:
+def _text_field(data: dict[str, Any], key: str, *, optional: bool = False) -> str | None:
+    value = data.get(key)
+    if value is None:
+        return None if optional else ""
+    if not _is_text(value):
+        raise SettingsFormatError(f"{key} must be text")
+    return str(value)
+
+
+def settings_from_data(data: Any) -> tuple[Settings, list[str]]:
+    """Validate the parsed settings file; returns the settings and the MCP entries skipped.
+
+    Raises :class:`SettingsFormatError` naming the first field of a wrong type or value.
+    Fields missing or ``null`` take their defaults; unknown fields are ignored.
+    """
+    if not isinstance(data, dict):
+        raise SettingsFormatError("the file is not a JSON object")
     kind = data.get("provider_kind")
-    if kind not in (*get_args(ProviderKind), None):
-        kind = None
-    text = {k: data.get(k) for k in ("base_url", "model", "system_prompt")}
-    env = data.get("api_key_env")
-    workspace = data.get("workspace")
-    recent = data.get("recent_models") or []
-    return Settings(
+    if kind is not None and kind not in get_args(ProviderKind):
+        raise SettingsFormatError(
+            "provider_kind must be one of " + ", ".join(get_args(ProviderKind)))
+    base_url = _text_field(data, "base_url") or ""
+    model = _text_field(data, "model") or ""
+    system_prompt = _text_field(data, "system_prompt") or ""
+    env = _text_field(data, "api_key_env", optional=True)
+    workspace = _text_field(data, "workspace", optional=True)
+    recent = data.get("recent_models")
+    if recent is None:
+        recent = []
+    if not isinstance(recent, list) or not all(_is_text(m) for m in recent):
+        raise SettingsFormatError("recent_models must be a list of text")
+    entries = data.get("mcp_servers")
+    if entries is None:
+        entries = []
+    if not isinstance(entries, list):
+        raise SettingsFormatError("mcp_servers must be a list")
+    servers, skipped = _mcp_servers(entries)
+    settings = Settings(
         provider_kind=kind,
-        base_url=text["base_url"] if isinstance(text["base_url"], str) else "",
-        model=text["model"] if isinstance(text["model"], str) else "",
-        system_prompt=text["system_prompt"] if isinstance(text["system_prompt"], str) else "",
-        api_key_env=env if isinstance(env, str) and env else None,
-        workspace=workspace if isinstance(workspace, str) and workspace else None,
-        recent_models=tuple(m for m in recent if isinstance(m, str))[:20],
-        mcp_servers=_mcp_servers(data.get("mcp_servers"))[0],
+        base_url=base_url,
+        model=model,
+        system_prompt=system_prompt,
+        api_key_env=env or None,
+        workspace=workspace or None,
+        recent_models=tuple(recent)[:MAX_RECENT_MODELS],
+        mcp_servers=servers,
     )
+    return settings, skipped
 
 
 def load_settings(data_dir: Path) -> SettingsLoad:
+    """The settings in ``data_dir``; defaults (and ``problem``) when the file is unusable."""
     path = data_dir / SETTINGS_FILE
     if not path.exists():
         return SettingsLoad(Settings())
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(data, dict):
-            raise ValueError("not a JSON object")
-        settings = _from_dict(data)
-        skipped = _mcp_servers(data.get("mcp_servers"))[1]
-        problem = None
-        if skipped:
-            problem = ("Some MCP servers in the settings could not be used and were skipped: "
-                       + "; ".join(skipped) + ". Add them again in Settings.")
-        return SettingsLoad(settings, problem)
-    except (OSError, ValueError) as err:
-        aside = path.with_name(f"settings.unreadable-{time.strftime('%Y%m%d-%H%M%S')}.json")
+        if path.stat().st_size > MAX_SETTINGS_BYTES:
+            raise SettingsFormatError(f"it is larger than {MAX_SETTINGS_BYTES // 1024} KB")
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except RecursionError:  # json.loads on thousands of nested brackets
+            raise SettingsFormatError("it nests too deeply") from None
+        settings, skipped = settings_from_data(data)
+    except (OSError, ValueError) as err:  # JSON, UTF-8 and field errors are ValueErrors
+        return SettingsLoad(Settings(), _set_aside(path, err))
+    problem = None
+    if skipped:
+        problem = ("Some MCP servers in the settings could not be used and were skipped: "
+                   + "; ".join(skipped) + ". Add them again in Settings.")
+    return SettingsLoad(settings, problem)
+
+
+def _set_aside(path: Path, err: Exception) -> str:
+    """Keep an unusable settings file under a new name; the person-facing notice."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    where = "it was left in place"
+    for attempt in range(100):
+        aside = path.with_name(
+            f"settings.unreadable-{stamp}{f'-{attempt}' if attempt else ''}.json")
+        if aside.exists():
+            continue
         try:
             os.replace(path, aside)
             where = f"it was kept as {aside.name}"
         except OSError:
-            where = "it was left in place"
-        return SettingsLoad(
-            Settings(),
-            f"The settings file could not be read ({err}); {where} and defaults are used. "
-            "Choose your provider again in Settings.",
-        )
+            pass
+        break
+    detail = str(err)
+    if len(detail) > 200:  # a JSON error may quote a long stretch of the file
+        detail = detail[:200] + "…"
+    return (f"The settings file could not be used ({detail}); {where} and defaults are "
+            "used. Choose your provider again in Settings.")
 
 
 def save_settings(data_dir: Path, settings: Settings) -> None:
-    data_dir.mkdir(parents=True, exist_ok=True)
+    """Write the settings atomically; :class:`SettingsSaveError` if they cannot be saved.
+
+    On failure the previous file is unchanged and no temporary file is left behind.
+    """
     path = data_dir / SETTINGS_FILE
     data = {f.name: getattr(settings, f.name) for f in dataclasses.fields(settings)}
     data["recent_models"] = list(settings.recent_models)
     data["mcp_servers"] = [_mcp_to_dict(server) for server in settings.mcp_servers]
+    text = json.dumps(data, indent=2, ensure_ascii=False)
+    # A lone surrogate (a broken paste into a field) has no UTF-8 form: store U+FFFD instead.
+    text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
     tmp = path.with_suffix(".json.tmp")
-    with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=2, ensure_ascii=False)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            with open(tmp, "w", encoding="utf-8") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise
+    except OSError as err:
+        raise SettingsSaveError(_save_problem(path, err)) from err
+
+
+def _save_problem(path: Path, err: OSError) -> str:
+    if err.errno in (errno.ENOSPC, errno.EDQUOT):
+        what = "the disk is full"
+        todo = "Free some disk space and save them again"
+    elif err.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        what = "the data folder cannot be written"
+        todo = "Check the folder's permissions and save them again"
+    else:
+        what = err.strerror or type(err).__name__
+        todo = "Check the disk and save them again"
+    return (f"The settings could not be saved to {path}: {what}. {todo}; "
+            "the previous settings are unchanged.")
 
 
 def _mcp_to_dict(server: McpServerConfig) -> dict[str, Any]:

@@ -426,7 +426,13 @@ class MainWindow(QMainWindow):
         self._settings_dialog = dialog  # keep it alive while open
 
     def _settings_chosen(self, settings: Settings) -> None:
-        self.services.save_settings(settings)
+        from app.errors import SettingsSaveError
+
+        try:
+            self.services.save_settings(settings)
+        except SettingsSaveError as err:  # a full disk: say so, keep the settings in use
+            self.statusBar().showMessage(str(err), 15000)
+            return
         self.controller.spawn(self.apply_settings())
 
     def export_dialog(self, kind: str) -> None:

@@ -40,6 +40,7 @@ from .messages import ToolCall
 from .model import ToolSpec
 
 __all__ = [
+    "MAY_STILL_COMPLETE",
     "STOPPED_STILL_RUNNING_TEXT",
     "STOP_GRACE",
     "FunctionTool",
@@ -57,9 +58,13 @@ log = logging.getLogger(__name__)
 #: long enough for a file write in progress to land, short enough for Stop to feel prompt.
 STOP_GRACE: float = 0.5
 
+#: The phrase every "stopped, but it may still complete" result carries (the transcript shows
+#: such a call as "may or may not have run", not as failed).
+MAY_STILL_COMPLETE: Final = "may still complete after this message"
+
 STOPPED_STILL_RUNNING_TEXT: Final = (
     "The request was stopped while this tool was running. The tool cannot be interrupted and "
-    "was still running when this was written, so it may still complete after this message: "
+    f"was still running when this was written, so it {MAY_STILL_COMPLETE}: "
     "whatever it changes may or may not have happened. Check the current state before "
     "running it again."
 )
@@ -183,7 +188,7 @@ class FunctionTool:
         if timed_out:
             return ToolResult(
                 f"{why}. It cannot be interrupted and was still running when this was written, "
-                "so it may still complete after this message: whatever it changes may or may "
+                f"so it {MAY_STILL_COMPLETE}: whatever it changes may or may "
                 "not have happened. Check the current state before relying on it or running "
                 "it again.", success=False)
         return ToolResult(STOPPED_STILL_RUNNING_TEXT, success=False)

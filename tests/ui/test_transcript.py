@@ -30,7 +30,9 @@ HISTORY = [
 ]
 
 
-def test_model_passes_qtmodeltester_through_history_and_streaming(qtmodeltester: Any) -> None:
+def test_model_passes_qtmodeltester_through_history_and_streaming(
+    qapp: Any, qtmodeltester: Any
+) -> None:
     model = TranscriptModel()
     # One check connects the tester; it then verifies every later change as it happens.
     qtmodeltester.check(model, force_py=True)
@@ -170,3 +172,30 @@ def test_huge_message_is_cut_for_display_not_for_storage(qapp: Any) -> None:
     option.rect = view.viewport().rect()
     render = view.delegate.render_for(model.item(0), 560, option)
     assert render.last_rendered_chars <= 100_000
+
+
+def test_a_tool_that_may_still_complete_is_shown_as_unknown_not_failed(qapp: Any) -> None:
+    """A sync tool that outlived Stop or its timeout may still have done its work: the card
+    must say "may or may not have run" (UNKNOWN), never plain "failed"."""
+    from app.tools import STOPPED_STILL_RUNNING_TEXT
+
+    model = TranscriptModel()
+    call = ToolCall("c1", "write_file", {"path": "a"})
+    model.load_history([
+        UserMessage("save it"),
+        AssistantMessage("", (call,)),
+        ToolMessage("c1", "write_file", STOPPED_STILL_RUNNING_TEXT, success=False),
+    ])
+    assert model.items()[-1].kind is ItemKind.TOOL
+    assert model.items()[-1].state is ToolState.UNKNOWN
+    # The timed-out wording (it names the tool and its limit) is recognised the same way.
+    model.tool_called(ToolCall("c2", "slow", {}))
+    model.tool_result(ToolMessage(
+        "c2", "slow", "slow did not finish within its 1-second limit. It cannot be interrupted "
+        "and was still running when this was written, so it may still complete after this "
+        "message: whatever it changes may or may not have happened.", success=False))
+    assert model.items()[-1].state is ToolState.UNKNOWN
+    # An ordinary failure stays a failure.
+    model.tool_called(ToolCall("c3", "boom", {}))
+    model.tool_result(ToolMessage("c3", "boom", "ValueError: no", success=False))
+    assert model.items()[-1].state is ToolState.FAILED

@@ -30,6 +30,7 @@ from app import (
     UserMessage,
 )
 from app.resume import CONTINUE_TEXT, RECOVERED_TOOL_TEXT, RETRY_TEXT
+from app.tools import MAY_STILL_COMPLETE
 
 from ..plain import plain_tooltip
 
@@ -274,7 +275,9 @@ class TranscriptModel(QAbstractListModel):
     @staticmethod
     def _apply_result(card: TranscriptItem, message: ToolMessage) -> None:
         card.result = message.content
-        if message.content == RECOVERED_TOOL_TEXT:
+        if message.content == RECOVERED_TOOL_TEXT or (
+            not message.success and MAY_STILL_COMPLETE in message.content
+        ):
             card.state = ToolState.UNKNOWN
         elif message.content == DENIED_TOOL_TEXT and not message.success:
             card.state = ToolState.DENIED

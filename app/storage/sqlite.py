@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import json
 import os
 import sqlite3
 from collections.abc import Awaitable, Callable, Iterable, Sequence
@@ -484,17 +485,29 @@ class SQLiteSessionStore:
         data = message_to_json(message)
         kind = _kind(message)
         now = increasing_time()
+        index_text = _repaired_index_text(message)
+        params = (session_id, session_id, request_id, kind, data, now)
 
         async def op(conn: aiosqlite.Connection) -> int:
             # One thread hop per append (execute and fetch together): it is the hot path.
-            rows = await conn.execute_fetchall(
-                _INSERT, (session_id, session_id, request_id, kind, data, now)
-            )
+            rows = await conn.execute_fetchall(_INSERT, params)
             row = next(iter(rows), None)
             assert row is not None
             return int(row[0])
 
-        return await self._write(op)
+        async def op_repairing_index(conn: aiosqlite.Connection) -> int:
+            await conn.execute("BEGIN IMMEDIATE")
+            try:
+                rows = list(await conn.execute_fetchall(_INSERT, params))
+                seq = int(rows[0][0])
+                await _set_index_text(conn, session_id, seq, index_text or "")
+                await conn.execute("COMMIT")
+            except BaseException:
+                await _rollback(conn)
+                raise
+            return seq
+
+        return await self._write(op if index_text is None else op_repairing_index)
 
     async def append_many(
         self, session_id: str, request_id: str, messages: Sequence[Message]
@@ -522,6 +535,10 @@ class SQLiteSessionStore:
                         for seq, (data, m) in zip(seqs, rows, strict=True)
                     ],
                 )
+                for seq, (_data, m) in zip(seqs, rows, strict=True):
+                    index_text = _repaired_index_text(m)
+                    if index_text is not None:
+                        await _set_index_text(conn, session_id, seq, index_text)
                 await conn.execute("COMMIT")
             except BaseException:
                 await _rollback(conn)
@@ -595,17 +612,49 @@ class SQLiteSessionStore:
         if query is None:
             return []
 
-        async def op(conn: aiosqlite.Connection) -> list[SearchHit]:
+        async def op(conn: aiosqlite.Connection) -> list[tuple[int, str, int, bytes]]:
+            # The snippet as bytes: an index row written before lone surrogates were repaired
+            # holds bytes that are not UTF-8, and decoding them must not fail the whole search.
             async with conn.execute(
-                "SELECT m.session_id, m.seq, "
-                "snippet(messages_fts, 0, '[', ']', '…', 12) "
+                "SELECT m.id, m.session_id, m.seq, "
+                "CAST(snippet(messages_fts, 0, '[', ']', '…', 12) AS BLOB) "
                 "FROM messages_fts JOIN messages AS m ON m.id = messages_fts.rowid "
                 "WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?",
                 (query, limit),
             ) as cursor:
-                return [SearchHit(*row) for row in await cursor.fetchall()]
+                return [(int(r[0]), str(r[1]), int(r[2]), bytes(r[3]))
+                        for r in await cursor.fetchall()]
 
-        return await self._read(op)
+        rows = await self._read(op)
+        broken = [row[0] for row in rows if not _is_utf8(row[3])]
+        if broken:
+            await self._repair_index(broken)
+            rows = await self._read(op)
+        return [SearchHit(session_id, seq, bytes(snippet).decode("utf-8", "replace"))
+                for _id, session_id, seq, snippet in rows]
+
+    async def _repair_index(self, message_ids: list[int]) -> None:
+        """Re-index messages whose index text is not valid UTF-8 (see :func:`storable_text`)."""
+
+        async def op(conn: aiosqlite.Connection) -> None:
+            await conn.execute("BEGIN IMMEDIATE")
+            try:
+                for message_id in message_ids:
+                    rows = list(await conn.execute_fetchall(
+                        "SELECT data FROM messages WHERE id = ?", (message_id,)))
+                    if not rows:
+                        continue
+                    text = _index_text_of(str(rows[0][0]))
+                    if text is not None:
+                        await conn.execute(
+                            "UPDATE messages_fts SET text = ? WHERE rowid = ?",
+                            (text, message_id))
+                await conn.execute("COMMIT")
+            except BaseException:
+                await _rollback(conn)
+                raise
+
+        await self._write(op)
 
     async def integrity_check(self) -> list[str]:
         """SQLite's ``PRAGMA integrity_check`` result lines (``["ok"]`` when healthy)."""
@@ -667,6 +716,47 @@ def _damaged_file(path: Path) -> str | None:
     ):
         return f"it is cut short: {size} of {pages * page_size} bytes"
     return None
+
+
+def _repaired_index_text(message: Message) -> str | None:
+    """The text to index for ``message`` when SQLite's own would not be valid UTF-8, else None.
+
+    The index trigger takes ``json_extract(data, '$.content')``, which turns the ``\\ud800``
+    escape of a lone surrogate into bytes that are not UTF-8; every search whose snippet
+    touched them failed. Such messages are indexed with U+FFFD in place of each surrogate.
+    """
+    content = getattr(message, "content", None)
+    if not isinstance(content, str):
+        return None
+    repaired = storable_text(content)
+    return None if repaired is content else repaired
+
+
+def _index_text_of(data: str) -> str | None:
+    """:func:`_repaired_index_text` for a stored row's JSON (None: nothing to repair)."""
+    try:
+        content = json.loads(data).get("content")
+    except (ValueError, AttributeError):
+        return None
+    return storable_text(content) if isinstance(content, str) else None
+
+
+async def _set_index_text(
+    conn: aiosqlite.Connection, session_id: str, seq: int, text: str
+) -> None:
+    await conn.execute(
+        "UPDATE messages_fts SET text = ? WHERE rowid = "
+        "(SELECT id FROM messages WHERE session_id = ? AND seq = ?)",
+        (text, session_id, seq),
+    )
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        bytes(data).decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _kind(message: Message) -> str:

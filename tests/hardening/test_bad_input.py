@@ -4,13 +4,16 @@ reloaded exactly by a fresh ``AppServices`` (and exported without loss)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
 
 from app import AssistantMessage, EventType, UserMessage
 from app.simulator import Reply
+from app.storage.sqlite import SearchHit, SQLiteSessionStore
 from app.workspace import AppServices
 
 from .conftest import BOUND, open_services
@@ -116,3 +119,83 @@ async def test_reopened_services_reload_every_hostile_message(tmp_path: Path) ->
     history, _ = await reopened_history(data, session.id)
     assert [m.content for m in history] == [  # type: ignore[attr-defined]
         t for text in texts for t in (text, as_sent(text))]
+
+
+# --- search over messages holding lone surrogates (issue 11, item 10) ------------------------
+
+
+def assert_valid(hits: list[SearchHit]) -> None:
+    for hit in hits:
+        hit.snippet.encode("utf-8")  # every snippet is valid text (no lone surrogate)
+
+
+async def test_search_finds_every_hit_when_a_message_holds_a_lone_surrogate(
+    tmp_path: Path,
+) -> None:
+    store = SQLiteSessionStore(tmp_path / "x.sqlite")
+    try:
+        await store.append("broken", "r1", UserMessage("needle in a broken \ud800 paste \udfff"))
+        await store.append_many("broken", "r2", [
+            AssistantMessage("another needle \ud83d here", model="m"),
+            AssistantMessage("needle with an emoji 😀 and no surrogate", model="m"),
+        ])
+        await store.append("clean", "r3", UserMessage("a clean needle"))
+        hits = await store.search("needle")
+        assert_valid(hits)
+        assert sorted((h.session_id, h.seq) for h in hits) == [
+            ("broken", 1), ("broken", 2), ("broken", 3), ("clean", 1)]
+        assert all("[needle]" in h.snippet for h in hits)
+        [broken] = await store.search("paste")
+        assert broken.snippet == "needle in a broken \ufffd [paste] \ufffd"
+        assert [h.session_id for h in await store.search("clean")] == ["clean"]
+        # The history itself keeps the text exactly as typed.
+        assert (await store.load("broken"))[0] == UserMessage(
+            "needle in a broken \ud800 paste \udfff")
+        assert await store.integrity_check() == ["ok"]
+    finally:
+        await store.close()
+
+
+async def test_search_repairs_an_index_written_before_the_fix(tmp_path: Path) -> None:
+    """Databases already hold index text that SQLite decoded from ``\\ud800`` escapes into
+    bytes that are not UTF-8: search still answers, and repairs those rows."""
+    path = tmp_path / "x.sqlite"
+    store = SQLiteSessionStore(path)
+    await store.append("clean", "r", UserMessage("a clean needle"))
+    await store.close()
+    with contextlib.closing(sqlite3.connect(path)) as conn:  # as the old code wrote it
+        conn.execute(
+            "INSERT INTO messages(session_id, seq, request_id, kind, data, created_at) "
+            "VALUES ('old', 1, 'r', 'user', ?, 0)",
+            (json.dumps({"type": "user", "content": "old needle \ud800 text"}),),
+        )
+        conn.commit()
+        (raw,) = conn.execute("SELECT hex(text) FROM messages_fts WHERE text LIKE 'old%'"
+                              ).fetchone()
+        assert "EDA080" in raw  # the bad bytes really are in the index
+    store = SQLiteSessionStore(path)
+    try:
+        hits = await store.search("needle")
+        assert_valid(hits)
+        assert sorted(h.session_id for h in hits) == ["clean", "old"]
+        assert await store.search("text") == [SearchHit("old", 1, "old needle \ufffd [text]")]
+    finally:
+        await store.close()
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        assert conn.execute("SELECT count(*) FROM messages_fts WHERE hex(text) LIKE '%EDA080%'"
+                            ).fetchone() == (0,)
+
+
+async def test_services_search_with_a_lone_surrogate_in_another_conversation(
+    services: AppServices,
+) -> None:
+    broken = await services.new_session("broken")
+    clean = await services.new_session("clean")
+    async with asyncio.timeout(BOUND):
+        [e async for e in services.stream(broken.id, "the haystack \ud800 has a needle")]
+        [e async for e in services.stream(clean.id, "this haystack too")]
+    hits = await services.search("haystack")
+    assert_valid(hits)
+    # Each conversation's question, and the simulator's echo of it.
+    assert sorted(h.session_id for h in hits) == sorted([broken.id] * 2 + [clean.id] * 2)
+    assert await services.search("\ud800 needle") != []

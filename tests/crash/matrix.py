@@ -3,38 +3,53 @@
 Run::
 
     python -m tests.crash.matrix --kills 500 [--seed N] [--jobs 4] [--json out.json]
+    python -m tests.crash.matrix --kills 40 --mutation rerun_unanswered   # must FAIL
 
 Each trial starts a fresh child process (:mod:`tests.crash.matrix_child`) that runs one request
 through :class:`app.workspace.AppServices` over a real database file, against its own simulator,
-with the ``note`` tool writing an fsynced side-effect log. The parent reads the child's
-milestones and sends SIGKILL at a point of the lifecycle chosen by a seeded RNG:
+with the ``note`` tool — side effects, so every call goes through the services' approver and
+the journal's ``awaiting_approval``/``started`` states — writing an fsynced side-effect log.
+The parent reads the child's milestones and sends SIGKILL at a point chosen by a seeded RNG:
 
 =====================  =====================================================================
 ``streaming``          after the n-th text piece of step k, plus 0–3 ms
 ``tool_call_saved``    right after the assistant message with tool calls is committed (0–1 ms)
+``awaiting_approval``  while the approver holds a call (``awaiting_approval`` is durable)
 ``mid_tool``           after a tool's side effect is durable, while the tool still runs
 ``tool_result_saved``  right after the r-th tool result is committed (0–1 ms)
 ``commit``             0–D ms into a burst of commits (many fast tool rounds and drafts)
 ``migration``          0–D ms into opening a v1 database that is being migrated
+``recovery``           killed first at one of the first four points, then the *recovering*
+                       process is killed too: after ``resume_info``, after its n-th commit,
+                       while its resumed step's tool awaits approval or runs, or mid-stream
 =====================  =====================================================================
 
-Then the parent — a fresh process for the database — reopens it and checks:
+Recovery is what a relaunch does, in a fresh child with the same real tool and log registered
+(a tool that runs again is seen): ``open()``, ``resume_info``, ``stream_resume``, whose scripted
+model step asks for one more tool. After each process the parent checks, from the raw file:
 
-* ``PRAGMA integrity_check`` is ``ok`` (before and after recovery);
-* sequence numbers are contiguous 1..n; every row the child reported committed is there with
-  the same kind (no message lost), no call is answered twice (no duplicate);
-* the resume status :meth:`AppServices.resume_info` reports equals the one derived here, from
-  the raw rows, by an independent reading of SPEC A2 (and ``mid_tool`` must be RECOVER_TOOLS);
-* each tool side effect happened at most once, only for a call that was saved, and exactly once
-  for every saved successful result — also after the resume, which must finish;
-* the journal agrees: a running marker left by the dead child becomes a CRASHED stop record at
-  ``AppServices.open()``, and the draft is a prefix of the step's text consistent with what the
-  child had on screen; after the resume both are gone;
+* ``PRAGMA integrity_check`` is ``ok``; sequence numbers are contiguous 1..n;
+* every row is **what was scripted and reported**: each ``SAVED`` line (the child's record of a
+  commit, with the hash and length of the text the agent handed to the store) matches its row;
+  assistant rows carry exactly the scripted text and calls of their step, tool rows the note's
+  result or the "may or may not have run" text; no unreported rows but the killed one's last;
+  no call answered twice;
+* each tool side effect happened at most once, only for a saved call, exactly once per saved
+  successful result; a recovery runs only calls that were awaiting approval and its own;
+* ``resume_info`` (in the recovering process) equals the status derived here from the raw rows
+  by an independent reading of SPEC A2 (``mid_tool`` must be RECOVER_TOOLS); a call reported
+  awaiting approval never started; a running marker left by a dead process became a CRASHED
+  stop record; the draft is a prefix of a step's text consistent with what was on screen;
+* after the resume finishes: rows already saved unchanged, exactly the unanswered calls that
+  were not awaiting approval answered as "may or may not have run", the awaiting ones run, and
+  (read back by the parent) nothing left to resume, no stop record, no draft;
 * a killed migration leaves either the old schema untouched or the new one complete, and
   reopening migrates it with every message kept and searchable.
 
-The tally (per kill point: kills, recovered, tool double-runs, lost messages, violations) is
-printed; the exit status is 1 if any invariant failed.
+``--mutation NAME`` runs the children with a deliberate bug (:mod:`tests.crash.mutations`); the
+matrix must then report violations. The tally (per kill point: kills, recovered, tool
+double-runs, lost and changed messages, violations) is printed; the exit status is 1 if any
+invariant failed.
 """
 
 from __future__ import annotations
@@ -50,16 +65,38 @@ import sqlite3
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tests.crash.childproc import run_and_kill
+from tests.crash.matrix_checks import (
+    Proc,
+    check_draft,
+    check_effects,
+    check_info,
+    check_new_effects,
+    check_resumed,
+    check_rows,
+    expected_status,
+    parse_child,
+    raw_state,
+    read_effects,
+)
+from tests.crash.mutations import ENV as MUTATION_ENV
+from tests.crash.mutations import MUTATIONS
+
+__all__ = ["POINTS", "Outcome", "Trial", "check_draft", "check_effects", "expected_status",
+           "format_tally", "main", "plan", "run_matrix", "tally"]
 
 CHILD = Path(__file__).with_name("matrix_child.py")
-POINTS = ("streaming", "tool_call_saved", "mid_tool", "tool_result_saved", "commit", "migration")
+POINTS = ("streaming", "tool_call_saved", "awaiting_approval", "mid_tool", "tool_result_saved",
+          "commit", "migration", "recovery")
+#: Where the first process dies in a ``recovery`` trial (each leaves something to resume).
+BEFORE_RECOVERY = ("streaming", "tool_call_saved", "awaiting_approval", "mid_tool")
+RECOVERY_KILLS = ("info", "saved", "awaiting_approval", "mid_tool", "streaming")
 USER_TEXT = "Please write the notes for the plan."
 FULL_STEPS = (
     {"text": "I will write two notes for you now, one for each part of the plan.",
@@ -75,6 +112,17 @@ BURST_STEPS = tuple(
 V1_SESSIONS, V1_MESSAGES = 4, 4000
 V1_WORD = "zebrafinch"
 MILESTONE_TIMEOUT = 30.0
+HOLD = 0.5  # seconds a tool or an approval is held at the point that kills inside it
+
+
+def resume_steps(attempt: int) -> tuple[dict[str, Any], ...]:
+    """What the model answers a resume: a step that asks for one more note, then the end."""
+    return (
+        {"text": f"Resuming (attempt {attempt}): one more note to check the others.",
+         "tags": [f"r{attempt}"]},
+        {"text": f"Resumed (attempt {attempt}): every note is in place; the task is done.",
+         "tags": []},
+    )
 
 
 @dataclass
@@ -85,10 +133,19 @@ class Trial:
     delay: float  # seconds slept after the milestone before SIGKILL
     target: dict[str, Any]
     scenario: str  # full | burst | migrate
+    approval: str = "once"  # how the approver answers: once | conversation
+    first: str = ""  # recovery trials: the point the first process is killed at
+    resume_target: dict[str, Any] | None = None  # recovery trials: where the resume is killed
+    resume_delay: float = 0.0
 
     @property
     def steps(self) -> tuple[dict[str, Any], ...]:
         return BURST_STEPS if self.scenario == "burst" else FULL_STEPS
+
+    @property
+    def kill_point(self) -> str:
+        """Where the first process is killed."""
+        return self.first or self.point
 
 
 @dataclass
@@ -98,108 +155,162 @@ class Outcome:
     recovered: bool = False
     double_runs: int = 0
     lost: int = 0
+    changed: int = 0  # rows whose text or calls are not what was scripted / reported
     duplicated: int = 0
     crashed_record: bool = False  # a CRASHED stop record was shown after the kill
     draft: bool = False  # a draft (the on-screen text) was kept
+    resumes: int = 0  # recovering processes that ran (killed or not)
     violations: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
 
-def plan(kills: int, seed: int) -> list[Trial]:
+def _first_target(point: str, rng: random.Random, approval: str,
+                  ) -> tuple[dict[str, Any], float]:
+    if point == "streaming":
+        return {"step": rng.randrange(len(FULL_STEPS)), "piece": rng.randint(1, 8)}, \
+            rng.uniform(0, 0.003)
+    if point == "tool_call_saved":
+        return {"step": rng.randrange(2)}, rng.uniform(0, 0.001)
+    if point == "awaiting_approval":
+        # Allowed for the conversation after the first answer, b1 is never asked.
+        tags = ["a1", "a2"] if approval == "conversation" else ["a1", "a2", "b1"]
+        return {"tag": rng.choice(tags)}, rng.uniform(0, 0.05)
+    if point == "mid_tool":
+        return {"tag": rng.choice(["a1", "a2", "b1"])}, rng.uniform(0, 0.05)
+    if point == "tool_result_saved":
+        return {"result": rng.randint(1, 3)}, rng.uniform(0, 0.001)
+    if point == "commit":
+        # Most kills inside the burst of tool rounds (after the first, slower step).
+        return {}, rng.uniform(0.085, 0.14) if rng.random() < 0.8 else rng.uniform(0, 0.085)
+    # migration: most kills inside the migration itself, some later in the request.
+    return {}, rng.uniform(0, 0.06) if rng.random() < 0.75 else rng.uniform(0.06, 0.4)
+
+
+def _resume_target(rng: random.Random) -> tuple[dict[str, Any], float]:
+    at = rng.choice(RECOVERY_KILLS)
+    if at == "info":
+        return {"point": "info"}, rng.uniform(0, 0.003)
+    if at == "saved":
+        return {"point": "saved", "n": rng.randint(1, 3)}, rng.uniform(0, 0.001)
+    if at == "streaming":
+        return {"point": "streaming", "step": 0, "piece": rng.randint(1, 6)}, \
+            rng.uniform(0, 0.003)
+    return {"point": at, "tag": "r1"}, rng.uniform(0, 0.05)
+
+
+def plan(kills: int, seed: int, points: Sequence[str] = POINTS) -> list[Trial]:
     """The trials: points round-robin (a seeded shuffle per round), parameters from the RNG."""
     rng = random.Random(seed)
     trials: list[Trial] = []
     order: list[str] = []
     for index in range(kills):
         if not order:
-            order = list(POINTS)
+            order = list(points)
             rng.shuffle(order)
         point = order.pop()
+        approval = "conversation" if rng.random() < 0.3 else "once"
+        first = rng.choice(BEFORE_RECOVERY) if point == "recovery" else ""
+        target, delay = _first_target(first or point, rng, approval)
+        resume_target, resume_delay = _resume_target(rng) if point == "recovery" else (None, 0.0)
         scenario = {"commit": "burst", "migration": "migrate"}.get(point, "full")
-        target: dict[str, Any]
-        if point == "streaming":
-            target = {"step": rng.randrange(len(FULL_STEPS)), "piece": rng.randint(1, 8)}
-            delay = rng.uniform(0, 0.003)
-        elif point == "tool_call_saved":
-            target = {"step": rng.randrange(2)}
-            delay = rng.uniform(0, 0.001)
-        elif point == "mid_tool":
-            target = {"tag": rng.choice(["a1", "a2", "b1"])}
-            delay = rng.uniform(0, 0.05)
-        elif point == "tool_result_saved":
-            target = {"result": rng.randint(1, 3)}
-            delay = rng.uniform(0, 0.001)
-        elif point == "commit":
-            # Most kills inside the burst of tool rounds (after the first, slower step).
-            target = {}
-            delay = rng.uniform(0.085, 0.14) if rng.random() < 0.8 else rng.uniform(0, 0.085)
-        else:
-            # Most kills inside the migration itself, some later in the request.
-            target = {}
-            delay = rng.uniform(0, 0.06) if rng.random() < 0.75 else rng.uniform(0.06, 0.4)
-        trials.append(Trial(index, point, rng.randrange(2**31), delay, target, scenario))
+        trials.append(Trial(index, point, rng.randrange(2**31), delay, target, scenario,
+                            approval, first, resume_target, resume_delay))
     return trials
 
 
-# --- the child --------------------------------------------------------------------------------
+# --- the children -----------------------------------------------------------------------------
 
 
-def child_spec(trial: Trial, data_dir: Path, log: Path) -> dict[str, Any]:
-    rng = random.Random(trial.seed)
+def child_spec(trial: Trial, data_dir: Path, log: Path, *, attempt: int = 0,
+               session: str | None = None, target: dict[str, Any] | None = None,
+               ) -> dict[str, Any]:
+    """The spec of the first process (``attempt`` 0) or of the ``attempt``-th recovery."""
+    rng = random.Random(trial.seed + attempt)
+    burst = trial.scenario == "burst"
+    point = (target or {}).get("point") if attempt else trial.kill_point
+    held = (target or {}).get("tag") if attempt else trial.target.get("tag")
+    steps = resume_steps(attempt) if attempt else trial.steps
+    tags = [t for step in steps for t in step["tags"]]
+
+    def hold(at: str, top: float) -> dict[str, float]:
+        if burst:
+            return {}
+        return {t: HOLD if (point == at and t == held) else rng.uniform(0, top) for t in tags}
+
     return {
+        "mode": "resume" if attempt else "run",
+        "session": session,
         "data_dir": str(data_dir),
         "log": str(log),
         "user_text": USER_TEXT,
-        "steps": list(trial.steps),
-        "rate": 0.0 if trial.scenario == "burst" else 300.0,
-        "tool_hold": 0.0 if trial.scenario == "burst" else (
-            0.5 if trial.point == "mid_tool" else rng.uniform(0, 0.02)),
-        "draft_interval": 0.0 if trial.scenario == "burst" else 0.01,
+        "steps": list(steps),
+        "rate": 0.0 if burst else 300.0,
+        "tool_hold": hold("mid_tool", 0.02),
+        "approval": trial.approval,
+        "approval_hold": hold("awaiting_approval", 0.005),
+        "draft_interval": 0.0 if burst else 0.01,
     }
 
 
 class Milestones:
-    """Decides when the kill's milestone has been reached, from the child's lines."""
+    """Decides when the kill's milestone has been reached, from the child's lines.
 
-    def __init__(self, trial: Trial) -> None:
-        self.trial = trial
+    ``point`` ``done`` never kills early: the process runs to its end (``DONE``).
+    """
+
+    def __init__(self, point: str, target: dict[str, Any], *, resume: bool = False) -> None:
+        self.point, self.target, self.resume = point, target, resume
         self.pieces: collections.Counter[int] = collections.Counter()
-        self.tool_results = 0
-        self.assistant_saved = 0
+        self.tool_results = self.assistant_saved = self.saved = 0
 
     def reached(self, line: str) -> bool:
-        words = line.split(" ", 3)
-        point, target = self.trial.point, self.trial.target
-        if words[0] == "DELTA":
-            step = int(words[1])
+        tag, _, rest = line.partition(" ")
+        words = rest.split(" ")
+        point, target = self.point, self.target
+        if tag == "DELTA":
+            step = int(words[0])
             self.pieces[step] += 1
             return point == "streaming" and step == target["step"] and (
                 self.pieces[step] == target["piece"])
-        if words[0] == "SAVED" and words[2] == "AssistantMessage":
-            self.assistant_saved += 1
-            return point == "tool_call_saved" and words[3] == "tool_use" and (
-                self.assistant_saved == target["step"] + 1)
-        if words[0] == "SAVED" and words[2] == "ToolMessage":
-            self.tool_results += 1
-            return point == "tool_result_saved" and self.tool_results == target["result"]
-        if words[0] == "TOOL_EFFECT":
-            return point == "mid_tool" and words[1] == target["tag"]
-        if words[0] == "RUN_STARTED":
+        if tag == "SAVED":
+            self.saved += 1
+            if point == "saved" and self.saved == target["n"]:
+                return True
+            if words[1] == "AssistantMessage":
+                self.assistant_saved += 1
+                return point == "tool_call_saved" and words[2] == "tool_use" and (
+                    self.assistant_saved == target["step"] + 1)
+            if words[1] == "ToolMessage":
+                self.tool_results += 1
+                return point == "tool_result_saved" and self.tool_results == target["result"]
+            return False
+        if tag == "ASKED":
+            return point == "awaiting_approval" and words[0] == target["tag"]
+        if tag == "TOOL_EFFECT":
+            return point == "mid_tool" and words[0] == target["tag"]
+        if tag == "RUN_STARTED":
             return point == "commit"
-        if words[0] == "OPENING":
+        if tag == "OPENING":
             return point == "migration"
-        if words[0] == "DONE" and point == "streaming":
-            return True  # that step had fewer pieces: kill after the end instead
+        if tag == "INFO":
+            return point == "info"
+        if tag == "DONE":
+            # That step had fewer pieces, fewer commits or nothing to resume: kill at the end.
+            return point in ("streaming", "done") or self.resume
         return False
 
 
-def run_child(trial: Trial, data_dir: Path, log: Path) -> tuple[list[str], str, bool]:
-    """Start the child, SIGKILL it at the trial's point; (its lines, stderr tail, reached)."""
-    milestones = Milestones(trial)
+def run_child(spec: dict[str, Any], milestones: Milestones, delay: float, work: Path,
+              mutation: str | None) -> tuple[list[str], str, bool]:
+    """Start a child, SIGKILL it at its milestone; (its lines, stderr tail, reached)."""
+    env = dict(os.environ)
+    env.pop(MUTATION_ENV, None)
+    if mutation:
+        env[MUTATION_ENV] = mutation
     result = run_and_kill(
-        [sys.executable, str(CHILD), json.dumps(child_spec(trial, data_dir, log))],
-        stderr_path=data_dir.parent / "child.stderr", is_milestone=milestones.reached,
-        timeout=MILESTONE_TIMEOUT, delay=trial.delay, tail_chars=2000,
+        [sys.executable, str(CHILD), json.dumps(spec)],
+        stderr_path=work / "child.stderr", is_milestone=milestones.reached,
+        timeout=MILESTONE_TIMEOUT, delay=delay, tail_chars=2000, env=env,
     )
     prefix = "" if result.by_sigkill else f"exit {result.returncode}: "
     return result.lines, prefix + result.stderr_tail, result.reached and result.by_sigkill
@@ -237,201 +348,6 @@ def make_v1_database(path: Path) -> None:
         conn.close()
 
 
-# --- checking ---------------------------------------------------------------------------------
-
-
-def raw_state(db: Path) -> dict[str, Any]:
-    """What is in the file, read with plain sqlite3 (not through the app)."""
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    try:
-        state: dict[str, Any] = {
-            "integrity": conn.execute("PRAGMA integrity_check").fetchone()[0],
-            "version": conn.execute("PRAGMA user_version").fetchone()[0],
-        }
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        state["tables"] = tables
-        state["rows"] = collections.defaultdict(list)
-        if "messages" in tables:
-            for session_id, seq, kind, data in conn.execute(
-                "SELECT session_id, seq, kind, data FROM messages ORDER BY session_id, seq"
-            ):
-                state["rows"][session_id].append((seq, kind, json.loads(data)))
-        state["markers"] = (
-            {r[0] for r in conn.execute("SELECT session_id FROM running_requests")}
-            if "running_requests" in tables else set()
-        )
-        return state
-    finally:
-        conn.close()
-
-
-def expected_status(rows: list[tuple[int, str, dict[str, Any]]]) -> str:
-    """SPEC A2, read independently of app.resume: the point kind or ``blocked:<reason>``."""
-    if not rows:
-        return "blocked:empty"
-    _, kind, last = rows[-1]
-    if kind in ("user", "internal"):
-        return "call_model"
-    if kind == "assistant":
-        stop = last.get("stop_reason")
-        if stop == "interrupted":
-            return "retry_response"
-        if stop == "max_output":
-            return "continue_response"
-        if stop == "paused":
-            return "call_model"
-        if last.get("tool_calls") and stop in (None, "tool_use"):
-            return "recover_tools"
-        if stop in (None, "end_turn"):
-            return "blocked:completed"
-        return {"refusal": "blocked:refused", "context_full": "blocked:context_full"}.get(
-            stop, "blocked:unknown_stop")
-    # tool results: find their assistant message, see whether every call is answered
-    answered: set[str] = set()
-    for _, k, data in reversed(rows):
-        if k == "tool":
-            answered.add(data["tool_call_id"])
-            continue
-        if k != "assistant":
-            return "blocked:malformed"
-        calls = {c["id"] for c in data.get("tool_calls") or ()}
-        if not answered <= calls:
-            return "blocked:malformed"
-        return "call_model" if calls <= answered else "recover_tools"
-    return "blocked:malformed"
-
-
-def parse_child(lines: list[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {"session": None, "saved": {}, "screen": collections.defaultdict(str),
-                           "run_started": False, "done": False, "opened": False}
-    for line in lines:
-        words = line.split(" ", 3)
-        if words[0] == "READY":
-            out["session"] = words[1]
-        elif words[0] == "OPENED":
-            out["opened"] = True
-        elif words[0] == "RUN_STARTED":
-            out["run_started"] = True
-        elif words[0] == "DONE":
-            out["done"] = True
-        elif words[0] == "DELTA":
-            out["screen"][int(words[1])] += json.loads(line.split(" ", 2)[2])
-        elif words[0] == "SAVED":
-            out["saved"][int(words[1])] = words[2].removesuffix("Message").lower()
-    return out
-
-
-async def check(trial: Trial, data_dir: Path, log: Path, lines: list[str], out: Outcome) -> None:
-    from app.resume import RECOVERED_TOOL_TEXT
-    from app.storage.journal import StopKind
-    from app.workspace import DATABASE_FILE, AppServices
-
-    fail = out.violations.append
-    db = data_dir / DATABASE_FILE
-    child = parse_child(lines)
-    effects_before = read_effects(log)
-
-    if not db.exists():
-        fail("no database file at all")
-        return
-    state = raw_state(db)
-    if state["integrity"] != "ok":
-        fail(f"integrity_check after the kill: {state['integrity']}")
-    if trial.scenario == "migrate":
-        check_migration_state(state, fail)
-
-    sid = child["session"]
-    rows = state["rows"].get(sid, []) if sid else []
-    # Sequence numbers contiguous; every reported commit present with the same kind.
-    seqs = [seq for seq, _, _ in rows]
-    if seqs != list(range(1, len(seqs) + 1)):
-        fail(f"sequence numbers not contiguous: {seqs}")
-    by_seq = {seq: kind for seq, kind, _ in rows}
-    for seq, kind in child["saved"].items():
-        if by_seq.get(seq) != kind:
-            out.lost += 1
-            fail(f"message {seq} ({kind}) was reported saved but is {by_seq.get(seq)!r}")
-    if child["saved"] and len(rows) > max(child["saved"]) + 1:
-        fail(f"{len(rows) - max(child['saved'])} rows beyond the last reported commit")
-    answered = collections.Counter(d["tool_call_id"] for _, k, d in rows if k == "tool")
-    out.duplicated = sum(n - 1 for n in answered.values() if n > 1)
-    if out.duplicated:
-        fail(f"a call was answered more than once: {dict(answered)}")
-
-    # Side effects: at most once, only for a saved call, exactly once per saved success.
-    saved_calls = {c["id"] for _, k, d in rows if k == "assistant" for c in d.get("tool_calls") or ()}
-    check_effects(effects_before, rows, saved_calls, out)
-
-    expected = expected_status(rows)
-    if trial.point == "mid_tool" and expected != "recover_tools":
-        fail(f"killed mid-tool but the tail says {expected}")
-    marker_left = sid in state["markers"]
-    if child["run_started"] and not marker_left and expected != "blocked:completed":
-        fail("the request had started and is unfinished, yet no running marker was left")
-
-    services = AppServices(data_dir)
-    try:
-        await asyncio.wait_for(services.open(), 30)
-        await services.start_simulator(tokens_per_second=0)
-        await services.configure_model()
-        if trial.scenario == "migrate":
-            await check_migrated(services, fail)
-        if trial.scenario == "migrate" and not child["opened"]:
-            out.landed = f"mid-open (schema v{state['version']} on disk)"
-        if sid is None:
-            out.landed = out.landed or "before the conversation existed"
-            out.recovered = not out.violations
-            return
-        info = await services.resume_info(sid)
-        found = info.point.kind.value if info.point else f"blocked:{info.blocked_reason}"
-        out.landed = out.landed or found
-        out.crashed_record = info.stop is not None and info.stop.kind is StopKind.CRASHED
-        out.draft = info.draft is not None
-        if found != expected:
-            fail(f"resume_info says {found}, the saved tail says {expected}")
-        if marker_left:
-            if info.stop is None or info.stop.kind is not StopKind.CRASHED:
-                fail(f"a running marker was left but the stop record is {info.stop}")
-        if await services.journal.running_markers():
-            fail("running markers survived AppServices.open()")
-        check_draft(trial, rows, child, info.draft, fail)
-
-        if info.point is not None:
-            unanswered = {c.id for c in info.point.unanswered_tool_calls}
-            async with asyncio.timeout(30):
-                async for _ in services.stream_resume(sid):
-                    pass
-            after = await services.storage.storage.load_records(sid)
-            if [r.seq for r in after] != list(range(1, len(after) + 1)):
-                fail("sequence numbers not contiguous after the resume")
-            if [r.seq for r in after[: len(rows)]] != seqs:
-                fail("the resume changed rows that were already saved")
-            recovered = {m.tool_call_id for r in after[len(rows):]
-                         if (m := r.message).__class__.__name__ == "ToolMessage"
-                         and m.content == RECOVERED_TOOL_TEXT}  # type: ignore[attr-defined]
-            if recovered != unanswered:
-                fail(f"recovered calls {recovered} != unanswered {unanswered}")
-            info = await services.resume_info(sid)
-            if info.point is not None or info.blocked_reason != "completed":
-                fail(f"after the resume: {info.point} / {info.blocked_reason}")
-            if info.stop is not None or info.draft is not None:
-                fail(f"after the resume the journal still has {info.stop} / {info.draft!r}")
-        effects_after = read_effects(log)
-        if effects_after != effects_before:
-            out.double_runs += sum((effects_after - effects_before).values())
-            fail(f"a tool ran during recovery: {effects_before} -> {effects_after}")
-        if (integrity := await services.storage.storage.integrity_check()) != ["ok"]:
-            fail(f"integrity_check after recovery: {integrity}")
-        out.recovered = not out.violations
-    finally:
-        await asyncio.wait_for(services.close(), 30)
-
-
-def read_effects(log: Path) -> collections.Counter[str]:
-    """How many times each tool side effect happened (one line per run)."""
-    return collections.Counter(log.read_text().split() if log.exists() else ())
-
-
 def check_migration_state(state: dict[str, Any], fail: Callable[[str], None]) -> None:
     from app.storage.sqlite import SCHEMA_VERSION
 
@@ -441,7 +357,7 @@ def check_migration_state(state: dict[str, Any], fail: Callable[[str], None]) ->
     if version not in (1, SCHEMA_VERSION):
         fail(f"unexpected schema version {version} after a killed migration")
     for s in range(V1_SESSIONS):
-        got = [seq for seq, _, _ in state["rows"].get(f"v1-{s}", [])]
+        got = [r[0] for r in state["rows"].get(f"v1-{s}", [])]
         if got != list(range(1, V1_MESSAGES // V1_SESSIONS + 1)):
             fail(f"v1 session {s} lost messages in the migration: {len(got)}")
 
@@ -456,48 +372,157 @@ async def check_migrated(services: Any, fail: Callable[[str], None]) -> None:
             fail(f"after migrating, session v1-{s} has {sessions.get(f'v1-{s}')} messages")
 
 
-def check_effects(
-    effects: collections.Counter[str], rows: list[tuple[int, str, dict[str, Any]]],
-    saved_calls: set[str], out: Outcome,
-) -> None:
-    for tag, count in effects.items():
-        if count > 1:
-            out.double_runs += count - 1
-            out.violations.append(f"tool side effect {tag} happened {count} times")
-        if f"call_{tag}" not in saved_calls:
-            out.violations.append(f"tool {tag} ran but its call was never saved")
-    for _, kind, data in rows:
-        if kind == "tool" and data.get("success") and data["content"].startswith("noted "):
-            tag = data["content"].removeprefix("noted ")
-            if effects[tag] != 1:
-                out.violations.append(f"result of {tag} saved, but its side effect ran "
-                                      f"{effects[tag]} times")
+# --- checking ---------------------------------------------------------------------------------
 
 
-def check_draft(
-    trial: Trial, rows: list[tuple[int, str, dict[str, Any]]], child: dict[str, Any],
-    draft: str | None, fail: Callable[[str], None],
-) -> None:
-    """The draft is a prefix of the in-flight step's text, consistent with the screen."""
-    if draft is None:
+class TrialCheck:
+    """One trial's checks, after each process that ran on its data folder."""
+
+    def __init__(self, trial: Trial, data_dir: Path, log: Path, out: Outcome) -> None:
+        self.trial, self.data_dir, self.log, self.out = trial, data_dir, log, out
+        self.procs: list[Proc] = []
+
+    def fail(self, message: str) -> None:
+        self.out.violations.append(message)
+
+    def file(self, after: str) -> tuple[list[Any], dict[str, Any], collections.Counter[str]] | None:
+        """The raw file after ``after`` died: rows, state, side effects (``None``: no file)."""
+        from app.workspace import DATABASE_FILE
+
+        db = self.data_dir / DATABASE_FILE
+        if not db.exists():
+            self.fail(f"no database file at all after {after}")
+            return None
+        state = raw_state(db)
+        if state["integrity"] != "ok":
+            self.fail(f"integrity_check after {after}: {state['integrity']}")
+        sid = self.procs[0].session
+        rows = state["rows"].get(sid, []) if sid else []
+        counts: collections.Counter[str] = collections.Counter()
+
+        def fail(message: str) -> None:
+            self.fail(f"after {after}: {message}")
+
+        check_rows(rows, self.procs, USER_TEXT, fail, counts)
+        effects = read_effects(self.log)
+        saved_calls = {c["id"] for r in rows if r[1] == "assistant"
+                       for c in r[2].get("tool_calls") or ()}
+        probe = Outcome(self.trial)
+        check_effects(effects, rows, saved_calls, probe)
+        for message in probe.violations:
+            fail(message)
+        out = self.out
+        out.double_runs = max(out.double_runs, probe.double_runs)
+        out.lost = max(out.lost, counts["lost"])
+        out.changed = max(out.changed, counts["changed"])
+        out.duplicated = max(out.duplicated, counts["duplicated"])
+        if self.procs[-1].request_id and sid not in state["markers"] and (
+            expected_status(rows) != "blocked:completed"
+        ):
+            fail("the request had started and is unfinished, yet no running marker was left")
+        return rows, state, effects
+
+    def draft_sources(self, rows: list[Any]) -> list[tuple[Any, int, dict[int, str]]]:
+        return [(p.steps, sum(1 for r in rows if r[1] == "assistant" and r[3] == p.request_id),
+                 p.screen) for p in self.procs if p.request_id]
+
+
+def check(trial: Trial, data_dir: Path, log: Path, lines: list[str], out: Outcome,
+          work: Path, mutation: str | None) -> None:
+    """Check the first kill, recover (killing the recovery too in ``recovery`` trials), check
+    each step, then read the folder back in this process."""
+    checks = TrialCheck(trial, data_dir, log, out)
+    first = parse_child("the killed request", trial.steps, lines)
+    checks.procs.append(first)
+    got = checks.file("the first kill")
+    if got is None:
         return
-    step = sum(1 for _, k, _ in rows if k == "assistant")
-    candidates = [step] + ([step - 1] if step else [])  # killed between save and clear_draft
-    for s in candidates:
-        if s >= len(trial.steps):
-            continue
-        full, screen = trial.steps[s]["text"], child["screen"].get(s, "")
-        # Saved before its piece is shown, the draft may be one piece ahead of the screen.
-        ahead = draft.startswith(screen) and len(draft[len(screen):].split()) <= 1
-        if full.startswith(draft) and (ahead or screen.startswith(draft)):
+    rows, state, effects = got
+    if trial.scenario == "migrate":
+        check_migration_state(state, checks.fail)
+    if trial.kill_point == "mid_tool" and expected_status(rows) != "recover_tools":
+        checks.fail(f"killed mid-tool but the tail says {expected_status(rows)}")
+    if trial.scenario == "migrate" and not first.opened:
+        out.landed = f"mid-open (schema v{state['version']} on disk)"
+    sid = first.session
+    resumed = False
+    for attempt in (1, 2):
+        if sid is None:
+            break
+        killing = trial.resume_target if attempt == 1 else None
+        target = killing or {"point": "done"}
+        spec = child_spec(trial, data_dir, log, attempt=attempt, session=sid, target=target)
+        lines, stderr, reached = run_child(
+            spec, Milestones(target["point"], target, resume=True),
+            trial.resume_delay if killing else 0.0, work, mutation)
+        out.resumes += 1
+        proc = parse_child(f"recovery {attempt}", spec["steps"], lines)
+        if not reached or proc.info is None:
+            checks.fail(f"recovery {attempt} did not get to its milestone; it said "
+                        f"{lines[-3:]}: {stderr}")
             return
-    fail(f"draft {draft!r} is not a prefix of what was on screen for step {step}")
+        info = proc.info
+
+        def fail(message: str, attempt: int = attempt) -> None:
+            checks.fail(f"recovery {attempt}: {message}")
+
+        check_info(info, rows, sid in state["markers"], effects, checks.procs, fail)
+        check_draft(checks.draft_sources(rows), info["draft"], fail)
+        if attempt == 1:
+            out.landed = out.landed or info["found"]
+            out.crashed_record = info["stop"] == "crashed"
+            out.draft = info["draft"] is not None
+        checks.procs.append(proc)
+        got = checks.file(f"recovery {attempt}")
+        if got is None:
+            return
+        rows_after, state, effects_after = got
+        resumed = not info["found"].startswith("blocked:")
+        if killing is None:
+            if not proc.done:
+                fail("the resume did not finish")
+            if resumed:
+                check_resumed(rows, rows_after, info, effects, effects_after, proc, out)
+            elif rows_after != rows:
+                fail("nothing to resume, yet the history changed")
+            break
+        check_new_effects(info, effects, effects_after, proc, fail)
+        rows, effects = rows_after, effects_after
+    if sid is None:
+        out.landed = out.landed or "before the conversation existed"
+    asyncio.run(read_back(trial, data_dir, sid, resumed, checks.fail))
+    out.recovered = not out.violations
+
+
+async def read_back(trial: Trial, data_dir: Path, sid: str | None, resumed: bool,
+                    fail: Callable[[str], None]) -> None:
+    """The folder read back through the app in this (checking) process, after recovery."""
+    from app.workspace import AppServices
+
+    services = AppServices(data_dir)
+    try:
+        await asyncio.wait_for(services.open(), 30)
+        if trial.scenario == "migrate":
+            await check_migrated(services, fail)
+        if sid is not None and resumed:
+            info = await services.resume_info(sid)
+            if info.point is not None or info.blocked_reason != "completed":
+                fail(f"after the resume: {info.point} / {info.blocked_reason}")
+            if info.stop is not None or info.draft is not None:
+                fail(f"after the resume the journal still has {info.stop} / {info.draft!r}")
+        if await services.journal.running_markers():
+            fail("running markers survived the recovery")
+        if (integrity := await services.storage.storage.integrity_check()) != ["ok"]:
+            fail(f"integrity_check after recovery: {integrity}")
+    finally:
+        await asyncio.wait_for(services.close(), 30)
 
 
 # --- running ----------------------------------------------------------------------------------
 
 
-def run_trial(trial: Trial, root: Path, template_v1: Path | None) -> Outcome:
+def run_trial(trial: Trial, root: Path, template_v1: Path | None,
+              mutation: str | None = None) -> Outcome:
     started = time.monotonic()
     out = Outcome(trial)
     work = root / f"trial-{trial.index:05d}"
@@ -508,11 +533,13 @@ def run_trial(trial: Trial, root: Path, template_v1: Path | None) -> Outcome:
         assert template_v1 is not None
         shutil.copy(template_v1, data_dir / "continuum.sqlite")
     try:
-        lines, stderr, reached = run_child(trial, data_dir, log)
+        spec = child_spec(trial, data_dir, log)
+        lines, stderr, reached = run_child(
+            spec, Milestones(trial.kill_point, trial.target), trial.delay, work, mutation)
         if not reached:
             out.violations.append(f"milestone not reached; child said {lines[-3:]}: {stderr}")
         else:
-            asyncio.run(check(trial, data_dir, log, lines, out))
+            check(trial, data_dir, log, lines, out, work, mutation)
     except Exception as err:  # a check that crashed is a failed trial, with its reason
         out.violations.append(f"checker error {type(err).__name__}: {err}")
     out.seconds = time.monotonic() - started
@@ -523,23 +550,26 @@ def run_trial(trial: Trial, root: Path, template_v1: Path | None) -> Outcome:
 
 def run_matrix(
     kills: int, seed: int, *, jobs: int = 1, root: Path | None = None,
-    progress: Callable[[Outcome], None] | None = None,
+    progress: Callable[[Outcome], None] | None = None, mutation: str | None = None,
+    points: Sequence[str] = POINTS,
 ) -> list[Outcome]:
-    trials = plan(kills, seed)
+    if mutation is not None and mutation not in MUTATIONS:
+        raise ValueError(f"unknown mutation {mutation!r}; known: {', '.join(MUTATIONS)}")
+    trials = plan(kills, seed, points)
     owned = root is None
     base = Path(tempfile.mkdtemp(prefix="continuum-matrix-")) if root is None else root
     template = base / "v1-template.sqlite"
     make_v1_database(template)
+    outcomes: list[Outcome] = []
     try:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            outcomes = []
-            for outcome in pool.map(lambda t: run_trial(t, base, template), trials):
+            for outcome in pool.map(lambda t: run_trial(t, base, template, mutation), trials):
                 outcomes.append(outcome)
                 if progress is not None:
                     progress(outcome)
         return outcomes
     finally:
-        if owned and all(not o.violations for o in outcomes if o):
+        if owned and all(not o.violations for o in outcomes):
             shutil.rmtree(base, ignore_errors=True)
 
 
@@ -549,44 +579,57 @@ def tally(outcomes: list[Outcome]) -> dict[str, dict[str, Any]]:
         mine = [o for o in outcomes if o.trial.point == point]
         table[point] = {
             "kills": len(mine),
+            "recovery_kills": sum(o.trial.resume_target is not None for o in mine),
             "recovered": sum(o.recovered for o in mine),
             "tool_double_runs": sum(o.double_runs for o in mine),
             "lost_messages": sum(o.lost for o in mine),
+            "changed_messages": sum(o.changed for o in mine),
             "duplicated": sum(o.duplicated for o in mine),
             "violations": sum(bool(o.violations) for o in mine),
             "crashed_records": sum(o.crashed_record for o in mine),
             "drafts_kept": sum(o.draft for o in mine),
+            "resumes": sum(o.resumes for o in mine),
             "landed": dict(collections.Counter(o.landed for o in mine)),
         }
     return table
 
 
+COLUMNS = (("kills", "kills", 5), ("+2nd", "recovery_kills", 4), ("recovered", "recovered", 9), ("tool 2x", "tool_double_runs", 7),
+           ("lost", "lost_messages", 4), ("text", "changed_messages", 4), ("dup", "duplicated", 3),
+           ("bad", "violations", 3), ("crashed", "crashed_records", 7),
+           ("draft", "drafts_kept", 5), ("resumes", "resumes", 7))
+
+
 def format_tally(table: dict[str, dict[str, Any]]) -> str:
-    head = f"{'kill point':<18} {'kills':>5} {'recovered':>9} {'tool 2x':>7} {'lost':>4} " \
-           f"{'dup':>3} {'bad':>3} {'crashed':>7} {'draft':>5}  resume status after the kill"
+    head = f"{'kill point':<18} " + " ".join(f"{title:>{w}}" for title, _, w in COLUMNS) + \
+        "  resume status after the (first) kill"
     lines = [head, "-" * len(head)]
-    totals = collections.Counter()
+    totals: collections.Counter[str] = collections.Counter()
     for point, row in table.items():
         landed = ", ".join(f"{k}={v}" for k, v in sorted(row["landed"].items()))
-        lines.append(f"{point:<18} {row['kills']:>5} {row['recovered']:>9} "
-                     f"{row['tool_double_runs']:>7} {row['lost_messages']:>4} "
-                     f"{row['duplicated']:>3} {row['violations']:>3} "
-                     f"{row['crashed_records']:>7} {row['drafts_kept']:>5}  {landed}")
+        lines.append(f"{point:<18} " + " ".join(f"{row[key]:>{w}}" for _, key, w in COLUMNS)
+                     + f"  {landed}")
         totals.update({k: v for k, v in row.items() if isinstance(v, int)})
-    lines.append(f"{'total':<18} {totals['kills']:>5} {totals['recovered']:>9} "
-                 f"{totals['tool_double_runs']:>7} {totals['lost_messages']:>4} "
-                 f"{totals['duplicated']:>3} {totals['violations']:>3} "
-                 f"{totals['crashed_records']:>7} {totals['drafts_kept']:>5}")
+    lines.append(f"{'total':<18} " + " ".join(f"{totals[key]:>{w}}" for _, key, w in COLUMNS))
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--kills", type=int, default=500)
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--kills", type=int, default=500, help="trials (a recovery trial "
+                        "kills twice)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--jobs", type=int, default=max(1, min(4, (os.cpu_count() or 2) // 2)))
     parser.add_argument("--json", type=Path, help="write the tally and every outcome here")
+    parser.add_argument("--mutation", choices=sorted(MUTATIONS),
+                        default=os.environ.get(MUTATION_ENV) or None,
+                        help="run the children with this deliberate bug (the run must fail)")
+    parser.add_argument("--points", default=",".join(POINTS),
+                        help="comma-separated kill points to use (default: all)")
     args = parser.parse_args(argv)
+    points = tuple(p for p in args.points.split(",") if p)
+    if unknown := set(points) - set(POINTS):
+        parser.error(f"unknown kill points {sorted(unknown)}; known: {', '.join(POINTS)}")
     started = time.monotonic()
     done = 0
 
@@ -599,14 +642,18 @@ def main(argv: list[str] | None = None) -> int:
         elif done % 25 == 0:
             print(f"[{done}/{args.kills}] {time.monotonic() - started:.0f} s", flush=True)
 
-    outcomes = run_matrix(args.kills, args.seed, jobs=args.jobs, progress=progress)
+    outcomes = run_matrix(args.kills, args.seed, jobs=args.jobs, progress=progress,
+                          mutation=args.mutation, points=points)
     table = tally(outcomes)
     elapsed = time.monotonic() - started
     print(format_tally(table))
-    print(f"{len(outcomes)} kills in {elapsed:.0f} s (seed {args.seed}, {args.jobs} jobs)")
+    kills = sum(row["kills"] + row["recovery_kills"] for row in table.values())
+    print(f"{len(outcomes)} trials, {kills} kills in {elapsed:.0f} s (seed {args.seed}, "
+          f"{args.jobs} jobs{f', mutation {args.mutation}' if args.mutation else ''})")
     if args.json:
         args.json.write_text(json.dumps({
-            "seed": args.seed, "kills": len(outcomes), "seconds": elapsed, "tally": table,
+            "seed": args.seed, "kills": kills, "seconds": elapsed, "mutation": args.mutation,
+            "tally": table,
             "outcomes": [{**asdict(o), "trial": asdict(o.trial)} for o in outcomes],
         }, indent=2, default=str))
     return 1 if any(o.violations for o in outcomes) else 0

@@ -1,8 +1,10 @@
 """A short run of the crash matrix (:mod:`tests.crash.matrix`) in the default suite.
 
-The long run is one command: ``python -m tests.crash.matrix --kills 500``. Here: 24 kills,
-four at each point of the lifecycle, then the checker's own logic is checked on states it must
-reject, so a checker that accepts everything cannot pass.
+The long run is one command: ``python -m tests.crash.matrix --kills 500``. Here: 24 trials,
+three at each point of the lifecycle (the recovery ones kill the recovering process too); then
+the matrix is run with each deliberate bug of :mod:`tests.crash.mutations` and must fail, and
+the checker's own logic is checked on states it must reject, so a checker that accepts
+everything cannot pass.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.crash import matrix
+from tests.crash import matrix, matrix_checks
 
 KILLS = 24
 
@@ -27,11 +29,37 @@ def test_crash_matrix_short_run(tmp_path: Path) -> None:
     assert {point: row["kills"] for point, row in table.items()} == dict.fromkeys(
         matrix.POINTS, KILLS // len(matrix.POINTS))
     assert all(row["recovered"] == row["kills"] for row in table.values()), report
-    assert sum(row["tool_double_runs"] + row["lost_messages"] for row in table.values()) == 0
+    assert sum(row["tool_double_runs"] + row["lost_messages"] + row["changed_messages"]
+               for row in table.values()) == 0
     # The kills really landed mid-request: crash records, drafts, and tools left unanswered.
-    assert table["mid_tool"]["landed"] == {"recover_tools": KILLS // len(matrix.POINTS)}
+    per_point = KILLS // len(matrix.POINTS)
+    assert table["mid_tool"]["landed"] == {"recover_tools": per_point}
+    assert table["awaiting_approval"]["landed"] == {"recover_tools": per_point}
     assert table["streaming"]["crashed_records"] == table["streaming"]["kills"]
     assert table["streaming"]["drafts_kept"] >= 1
+    # Recovery trials killed the recovering process, then recovered again.
+    assert table["recovery"]["recovery_kills"] == per_point
+    assert table["recovery"]["resumes"] == 2 * per_point
+
+
+#: Per deliberate bug: what the matrix must then report (kills land mid-tool, where all three
+#: bugs matter: a started tool, an unanswered call, assistant text already saved).
+MUTATION_EVIDENCE = {
+    "half_text": lambda o: o.changed > 0,
+    "drop_started": lambda o: any("awaiting approval (never started)" in v for v in o.violations),
+    "rerun_unanswered": lambda o: o.double_runs > 0,
+}
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("mutation", sorted(MUTATION_EVIDENCE))
+def test_each_deliberate_bug_makes_the_matrix_fail(tmp_path: Path, mutation: str) -> None:
+    outcomes = matrix.run_matrix(3, seed=5, jobs=2, root=tmp_path, mutation=mutation,
+                                 points=("mid_tool",))
+    report = matrix.format_tally(matrix.tally(outcomes))
+    assert any(o.violations for o in outcomes), report
+    assert any(MUTATION_EVIDENCE[mutation](o) for o in outcomes), report + "\n" + "\n".join(
+        f"{o.trial.point}#{o.trial.index}: {o.violations}" for o in outcomes)
 
 
 def test_plan_is_deterministic_and_covers_every_point() -> None:
@@ -85,11 +113,53 @@ def test_checker_catches_a_double_run_and_a_tool_without_its_call() -> None:
 
 
 def test_checker_rejects_a_draft_that_was_never_on_screen() -> None:
-    trial = next(t for t in matrix.plan(12, seed=1) if t.scenario == "full")
-    child = {"screen": {0: "I will write"}}
+    sources = [(matrix.FULL_STEPS, 0, {0: "I will write"})]
     problems: list[str] = []
-    matrix.check_draft(trial, [], child, "I will write two", problems.append)  # one piece ahead
+    matrix.check_draft(sources, "I will write two", problems.append)  # one piece ahead
     assert problems == []
-    matrix.check_draft(trial, [], child, "Something else", problems.append)
-    matrix.check_draft(trial, [], child, "I will write two notes for you now, one", problems.append)
+    matrix.check_draft(sources, "Something else", problems.append)
+    matrix.check_draft(sources, "I will write two notes for you now, one", problems.append)
     assert len(problems) == 2
+
+
+def _killed_run(rows: list[tuple[int, str, dict[str, object], str]]) -> matrix_checks.Proc:
+    """The record of a process that reported every one of ``rows`` committed as written."""
+    proc = matrix_checks.Proc("run", matrix.FULL_STEPS, session="s", request_id="req")
+    for seq, kind, data, _ in rows:
+        content = str(data["content"])
+        proc.saved[seq] = (kind, "-", matrix_checks.digest(content), len(content))
+    return proc
+
+
+def test_checker_compares_the_saved_text_with_the_record_and_the_script() -> None:
+    step = matrix.FULL_STEPS[0]
+    calls = [{"id": f"call_{t}", "name": "note", "arguments": {"tag": t}} for t in step["tags"]]
+    rows = [(1, "user", {"content": matrix.USER_TEXT}, "req"),
+            (2, "assistant", {"content": step["text"], "tool_calls": calls}, "req"),
+            (3, "tool", {"tool_call_id": "call_a1", "content": "noted a1", "success": True},
+             "req")]
+    proc = _killed_run(rows)
+    problems: list[str] = []
+    counts: collections.Counter[str] = collections.Counter()
+    matrix_checks.check_rows(rows, [proc], matrix.USER_TEXT, problems.append, counts)
+    assert problems == [] and sum(counts.values()) == 0
+    half = (2, "assistant", {"content": step["text"][:30], "tool_calls": calls}, "req")
+    matrix_checks.check_rows([rows[0], half, rows[2]], [proc], matrix.USER_TEXT,
+                             problems.append, counts)
+    assert counts["changed"] == 2  # against the child's record and against the script
+    assert any("the agent handed over" in p for p in problems)
+
+
+def test_checker_rejects_a_started_tool_reported_as_awaiting_approval() -> None:
+    calls = [{"id": "call_a1", "name": "note", "arguments": {"tag": "a1"}}]
+    rows = [(1, "user", {"content": "x"}), (2, "assistant", {"content": "y", "tool_calls": calls,
+                                                             "stop_reason": "tool_use"})]
+    info = {"found": "recover_tools", "stop": "crashed", "draft": None,
+            "unanswered": ["call_a1"], "awaiting": ["call_a1"], "markers": []}
+    never = matrix_checks.Proc("run", matrix.FULL_STEPS)
+    problems: list[str] = []
+    matrix_checks.check_info(info, rows, True, collections.Counter(), [never], problems.append)
+    assert problems == []
+    started = matrix_checks.Proc("run", matrix.FULL_STEPS, started_tools={"a1"})
+    matrix_checks.check_info(info, rows, True, collections.Counter(), [started], problems.append)
+    assert len(problems) == 1 and "Resume would run it again" in problems[0]

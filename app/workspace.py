@@ -70,6 +70,7 @@ from .storage.journal import (
     StopKind,
     StopRecord,
 )
+from .storage.reserve import RESERVE_FILE, DiskReserve
 from .storage.sqlite import SearchHit, SQLiteSessionExtension
 from .tools import FunctionTool
 from .workspace_tools import Workspace, WorkspaceError
@@ -214,17 +215,26 @@ class AppServices:
         """Open the database (raises :class:`StorageError` with a person-facing message) and
         turn the markers of requests that were running when the app died into stop records."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        # Damage found while running: stop writing, keep the file aside, say so (issue 11).
+        self.storage.storage.on_damaged = self._database_damaged
         await self.client.open()
+        self.journal.reserve = DiskReserve(self.data_dir / RESERVE_FILE)
+        self.journal.reserve.ensure()
         for marker in await self.journal.running_markers():
             if marker.session_id in self._running:
                 continue
             if self.locks.is_locked_elsewhere(marker.session_id):
                 continue  # another live Continuum is answering there right now
-            started = time.strftime("%H:%M", time.localtime(marker.started_at))
-            await self.journal.record_stop(
-                marker.session_id, StopKind.CRASHED,
-                f"Continuum closed unexpectedly while answering (request started at {started}).",
-            )
+            stop = await self.journal.stop_record(marker.session_id)
+            if stop is None or stop.created_at < marker.started_at:
+                # (A stop record newer than the marker says why already: a full disk saved the
+                # reason but had no room left to remove the marker.)
+                started = time.strftime("%H:%M", time.localtime(marker.started_at))
+                await self.journal.record_stop(
+                    marker.session_id, StopKind.CRASHED,
+                    "Continuum closed unexpectedly while answering "
+                    f"(request started at {started}).",
+                )
             await self.journal.clear_running(marker.session_id)
 
     async def open_recovering(self) -> Path | None:
@@ -272,6 +282,23 @@ class AppServices:
                 os.replace(companion, f"{target}{end}")
         log.warning("kept a damaged database aside as %s", target.name)
         return target
+
+    def _database_damaged(self) -> str:
+        """The store found damage while in use and closed the file: keep it aside, say so."""
+        try:
+            kept = self.set_aside_damaged_database()
+        except Exception:
+            log.exception("could not keep the damaged database aside")
+            done = ("It could not be moved aside: close Continuum, move it away (or restore a "
+                    "backup) and start again.")
+        else:
+            done = (f"It was kept aside as {kept} (nothing was deleted; a recovery tool may "
+                    "get more back). Restart Continuum to start a new, empty database.")
+        if self.notify is not None:
+            with contextlib.suppress(Exception):
+                self.notify(f"The conversation database was found damaged, so Continuum "
+                            f"stopped writing to it. {done}")
+        return done
 
     async def close(self) -> None:
         try:
@@ -397,6 +424,8 @@ class AppServices:
             return []
 
     def save_settings(self, settings: Settings) -> None:
+        """Save and use ``settings``; on :class:`~app.errors.SettingsSaveError` (a full disk)
+        the file and the settings in use stay as they were."""
         save_settings(self.data_dir, settings)
         self.settings = settings
 

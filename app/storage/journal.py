@@ -25,11 +25,14 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
 import aiosqlite
 
+from ..errors import StorageFullError
+from .reserve import DiskReserve
 from .sqlite import SQLiteSessionStore, _rollback, storable_text
 
 __all__ = [
@@ -100,8 +103,13 @@ class SessionJournal:
 
     def __init__(self, store: SQLiteSessionStore) -> None:
         self.store = store
+        #: Room released when the disk is full, so stop records are still saved
+        #: (:mod:`app.storage.reserve`); ``None``: no reserve.
+        self.reserve: DiskReserve | None = None
 
     async def mark_running(self, session_id: str, request_id: str) -> None:
+        if self.reserve is not None:
+            self.reserve.ensure()  # used up by an earlier full disk: take it back if there is room
         await self._write_for_session(
             session_id,
             "INSERT OR REPLACE INTO running_requests(session_id, request_id, pid, started_at) "
@@ -110,7 +118,8 @@ class SessionJournal:
         )
 
     async def clear_running(self, session_id: str) -> None:
-        await self._execute("DELETE FROM running_requests WHERE session_id = ?", (session_id,))
+        await self._with_reserve(lambda: self._execute(
+            "DELETE FROM running_requests WHERE session_id = ?", (session_id,)))
 
     async def running_markers(self) -> list[RunningMarker]:
         async def op(conn: aiosqlite.Connection) -> list[RunningMarker]:
@@ -143,10 +152,20 @@ class SessionJournal:
         await self._execute("DELETE FROM drafts WHERE session_id = ?", (session_id,))
 
     async def record_stop(self, session_id: str, kind: StopKind, message: str) -> None:
-        await self._execute(
+        """Record why a request stopped; on a full disk, the reserve makes room for it."""
+        params = (session_id, kind.value, storable_text(message), time.time())
+        await self._with_reserve(lambda: self._execute(
             "INSERT OR REPLACE INTO stop_records(session_id, kind, message, created_at) "
-            "VALUES (?, ?, ?, ?)", (session_id, kind.value, storable_text(message), time.time()),
-        )
+            "VALUES (?, ?, ?, ?)", params))
+
+    async def _with_reserve(self, write: Callable[[], Awaitable[None]]) -> None:
+        """``write()``; if the disk is full, release the reserve and try once more."""
+        try:
+            await write()
+        except StorageFullError:
+            if self.reserve is None or not self.reserve.release():
+                raise
+            await write()
 
     async def stop_record(self, session_id: str) -> StopRecord | None:
         async def op(conn: aiosqlite.Connection) -> StopRecord | None:

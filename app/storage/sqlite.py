@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import json
+import logging
 import os
 import sqlite3
 from collections.abc import Awaitable, Callable, Iterable, Sequence
@@ -195,6 +196,8 @@ _TAIL: Final = "SELECT seq, data FROM messages WHERE session_id = ? ORDER BY seq
 
 T = TypeVar("T")
 
+log = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True, slots=True)
 class SearchHit:
@@ -290,6 +293,11 @@ class SQLiteSessionStore:
         self._open_lock = asyncio.Lock()
         self._write_lock = asyncio.Lock()
         self._closed = False
+        #: Set when SQLite reported the file damaged while in use: nothing is written any more.
+        self._damaged: StorageCorruptError | None = None
+        #: Called once when damage is found while in use, after the connection was closed
+        #: without merging the ``-wal``; returns a sentence saying what was done with the file.
+        self.on_damaged: Callable[[], str] | None = None
 
     def __repr__(self) -> str:
         return f"SQLiteSessionStore({self._path!r})"
@@ -331,6 +339,8 @@ class SQLiteSessionStore:
             return self._conn
 
     def _check_not_closed(self) -> None:
+        if self._damaged is not None:
+            raise self._damaged
         if self._closed:
             raise StorageError(f"The conversation database {self._path} was already closed.")
 
@@ -348,6 +358,11 @@ class SQLiteSessionStore:
                     f"The conversation database {self._path} is damaged ({problem}). "
                     "It was left untouched: move it aside (or restore a backup) and start again."
                 )
+            self._check_writable()
+            if _has_wal(self._path):
+                # A -wal holds committed changes. Closing a read-write connection merges it
+                # into the file (a checkpoint), so a file we refuse is checked read-only first.
+                await asyncio.to_thread(self._check_read_only)
         connector = aiosqlite.connect(self._path, isolation_level=None)
         # aiosqlite's worker thread is not a daemon: a process that ends without closing the
         # store (Qt calls exit() when the display connection breaks) hangs at interpreter exit
@@ -374,20 +389,14 @@ class SQLiteSessionStore:
             tables = await _scalar(conn, "SELECT count(*) FROM sqlite_master")
         except sqlite3.Error as err:
             raise self._translate(err) from err
-        # Ours carries our application_id (set by the first migration, in the same transaction
-        # as user_version); the only unmarked file we adopt is a brand-new, empty one. Another
-        # program's database may use user_version too, so that alone proves nothing.
-        if app_id != APPLICATION_ID and (app_id != 0 or version != 0 or tables):
-            raise StorageCorruptError(
-                f"{self._path} is an SQLite database of another program, not Continuum's. "
-                "It was left untouched; choose another file or data folder."
-            )
-        if version > SCHEMA_VERSION:
-            raise StorageVersionError(
-                f"The conversation database {self._path} was written by a newer version of "
-                f"Continuum (schema {version}; this version knows up to {SCHEMA_VERSION}). "
-                "It was left untouched: update Continuum to open it."
-            )
+        self._refuse_unless_ours(version, app_id, tables)
+        if tables and not self._memory:
+            try:
+                async with conn.execute("PRAGMA quick_check") as cursor:
+                    check = [str(row[0]) for row in await cursor.fetchall()]
+            except sqlite3.Error as err:
+                raise self._translate(err) from err
+            self._refuse_if_damaged(check)
         try:
             if not self._memory:
                 await conn.execute("PRAGMA journal_mode=WAL")
@@ -419,8 +428,96 @@ class SQLiteSessionStore:
             await _rollback(conn)
             raise
 
+    def _refuse_unless_ours(self, version: int, app_id: int, tables: int) -> None:
+        # Ours carries our application_id (set by the first migration, in the same transaction
+        # as user_version); the only unmarked file we adopt is a brand-new, empty one. Another
+        # program's database may use user_version too, so that alone proves nothing.
+        if app_id != APPLICATION_ID and (app_id != 0 or version != 0 or tables):
+            raise StorageCorruptError(
+                f"{self._path} is an SQLite database of another program, not Continuum's. "
+                "It was left untouched; choose another file or data folder."
+            )
+        if version > SCHEMA_VERSION:
+            raise StorageVersionError(
+                f"The conversation database {self._path} was written by a newer version of "
+                f"Continuum (schema {version}; this version knows up to {SCHEMA_VERSION}). "
+                "It was left untouched: update Continuum to open it."
+            )
+
+    def _refuse_if_damaged(self, quick_check: list[str]) -> None:
+        """``PRAGMA quick_check`` found damage inside the file (pages, b-trees, records)."""
+        if quick_check != ["ok"]:
+            first = quick_check[0] if quick_check else "no answer"
+            raise StorageCorruptError(
+                f"The conversation database {self._path} is damaged (SQLite's check found: "
+                f"{first[:200]}). It was left untouched: move it aside (or restore a backup) "
+                "and start again."
+            )
+
+    def _check_read_only(self) -> None:
+        """The checks of :meth:`_check_and_prepare`, on a read-only connection (in a thread).
+
+        A read-only connection never checkpoints: the file and its ``-wal`` keep every byte
+        (only the ``-shm`` index, rebuilt from the ``-wal``, may change).
+        """
+        try:
+            conn = _connect_read_only(self._path)
+        except sqlite3.Error as err:
+            raise self._translate(err) from err
+        try:
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
+            tables = int(conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0])
+            self._refuse_unless_ours(version, app_id, tables)
+            check = [str(row[0]) for row in conn.execute("PRAGMA quick_check")]
+            self._refuse_if_damaged(check)
+        except sqlite3.Error as err:
+            raise self._translate(err) from err
+        finally:
+            conn.close()
+
+    def _check_writable(self) -> None:
+        """A read-only database file (in a writable folder) is refused now, not at a send."""
+        for path in (self._path, f"{self._path}-wal", f"{self._path}-shm"):
+            try:
+                fd = os.open(path, os.O_RDWR)
+            except FileNotFoundError:
+                continue
+            except OSError as err:
+                if err.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+                    continue  # let SQLite report it in its own words
+                raise StorageReadOnlyError(
+                    f"The conversation database {path} is read-only, so Continuum could not "
+                    "save anything to it. Make it writable again (check its permissions and "
+                    "owner, for example `chmod u+w` on it) or choose another data folder, then "
+                    "start Continuum again. Nothing was changed."
+                ) from err
+            os.close(fd)
+
     def _translate(self, err: sqlite3.Error) -> Exception:
         return translate_sqlite_error(err, self._path) or err
+
+    async def _failed(self, conn: aiosqlite.Connection, err: sqlite3.Error) -> Exception:
+        """The error to raise for ``err`` while in use; damage closes the file for good."""
+        error = self._translate(err)
+        if not isinstance(error, StorageCorruptError) or self._memory:
+            return error
+        if self._damaged is None:
+            self._damaged = StorageCorruptError(
+                f"The conversation database {self._path} was found damaged while in use "
+                f"(SQLite: {err}), so Continuum stopped writing to it."
+            )
+            if self._conn is conn:
+                self._conn = None
+            await _close_without_checkpoint(conn, self._path)
+            done = "Restart Continuum to keep it aside and start a new, empty database."
+            if self.on_damaged is not None:
+                try:
+                    done = self.on_damaged()
+                except Exception:  # the damage is still reported; how it was handled is logged
+                    log.exception("handling a damaged database failed")
+            self._damaged = StorageCorruptError(f"{self._damaged} {done}")
+        return self._damaged
 
     # --- running statements -------------------------------------------------------------------
 
@@ -432,7 +529,7 @@ class SQLiteSessionStore:
             try:
                 return await fn(conn)
             except sqlite3.Error as err:
-                raise self._translate(err) from err
+                raise await self._failed(conn, err) from err
 
     async def _write(self, fn: Callable[[aiosqlite.Connection], Awaitable[T]]) -> T:
         """Run ``fn`` as one write, to completion even if the caller is cancelled."""
@@ -443,7 +540,7 @@ class SQLiteSessionStore:
                 try:
                     return await fn(conn)
                 except sqlite3.Error as err:
-                    raise self._translate(err) from err
+                    raise await self._failed(conn, err) from err
 
         return await asyncio.shield(asyncio.ensure_future(run()))
 
@@ -757,6 +854,40 @@ def _is_utf8(data: bytes) -> bool:
     except UnicodeDecodeError:
         return False
     return True
+
+
+def _connect_read_only(path: str) -> sqlite3.Connection:
+    """A read-only connection: it reads the ``-wal`` too but never checkpoints it."""
+    return sqlite3.connect(f"{Path(path).absolute().as_uri()}?mode=ro", uri=True)
+
+
+def _has_wal(path: str) -> bool:
+    try:
+        return os.stat(f"{path}-wal").st_size > 0
+    except OSError:
+        return False
+
+
+async def _close_without_checkpoint(conn: aiosqlite.Connection, path: str) -> None:
+    """Close a read-write connection without merging the ``-wal`` into a damaged file.
+
+    SQLite checkpoints when the last connection to a file closes, which needs an exclusive
+    lock. A read-only connection that has read the file holds a shared lock meanwhile, so the
+    checkpoint cannot happen; and a read-only connection never checkpoints itself.
+    """
+    guard: sqlite3.Connection | None = None
+    try:
+        guard = _connect_read_only(path)
+        guard.execute("PRAGMA user_version").fetchone()
+    except sqlite3.Error:
+        log.warning("could not hold %s open while closing it; its -wal may be merged", path)
+    try:
+        await asyncio.wait_for(conn.close(), timeout=10)
+    except Exception:
+        log.exception("closing the damaged database %s failed", path)
+    finally:
+        if guard is not None:
+            guard.close()
 
 
 def _kind(message: Message) -> str:

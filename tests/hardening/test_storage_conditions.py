@@ -25,6 +25,7 @@ from app.errors import (
     StorageReadOnlyError,
     StorageVersionError,
 )
+from app.events import TextDeltaEvent
 from app.simulator import Reply
 from app.storage.journal import StopKind
 from app.workspace import DATABASE_FILE, AppServices, SessionLockedError
@@ -177,7 +178,7 @@ def read_only(path: Path) -> Iterator[None]:
                        capture_output=True, timeout=10)
         yield
     finally:
-        subprocess.run(["umount", str(path)], check=True, capture_output=True, timeout=10)
+        subprocess.run(["umount", "-l", str(path)], check=True, capture_output=True, timeout=10)
 
 
 async def test_a_read_only_data_folder_gives_a_clear_error(tmp_path: Path) -> None:
@@ -194,20 +195,25 @@ async def test_a_read_only_data_folder_gives_a_clear_error(tmp_path: Path) -> No
     await assert_intact(data, session_id)
 
 
-async def test_a_read_only_database_file_refuses_the_request_and_keeps_history(
+async def test_a_read_only_database_file_is_refused_at_open_saying_what_to_do(
     tmp_path: Path,
 ) -> None:
+    """A read-only file in a writable folder used to open silently and fail at the first send
+    (issue 11, item 13): it is refused at open, with what happened and what to do."""
     data = tmp_path / "data"
     session_id = await make_conversation(data)
     db = data / DATABASE_FILE
+    before = snapshot(data)
     with read_only(db):
-        services = await open_services(data)
-        try:
-            with pytest.raises(StorageReadOnlyError, match="read-only"):
-                [e async for e in services.stream(session_id, "a new question")]
-            assert len(await services.history(session_id)) == 2
-        finally:
-            await services.close()
+        services = AppServices(data)
+        with pytest.raises(StorageReadOnlyError) as caught:
+            await services.open()
+        message = str(caught.value)
+        assert "read-only" in message and str(db) in message, message
+        assert "writable" in message or "permissions" in message, message
+        assert "Traceback" not in message
+        await services.close()
+    assert snapshot(data) == before
     await assert_intact(data, session_id)
 
 
@@ -274,7 +280,7 @@ async def test_a_really_full_disk(tmp_path: Path) -> None:
     mount = tmp_path / "tiny"
     mount.mkdir()
     try:
-        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(mount)],
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)],
                        check=True, capture_output=True, timeout=10)
     except (OSError, subprocess.SubprocessError) as err:
         pytest.skip(f"cannot mount a tmpfs here: {err}")
@@ -292,6 +298,68 @@ async def test_a_really_full_disk(tmp_path: Path) -> None:
         await assert_intact(data, session_id)
     finally:
         subprocess.run(["umount", str(mount)], check=True, capture_output=True, timeout=10)
+
+
+@contextlib.contextmanager
+def tiny_disk(tmp_path: Path, size: str = "2m") -> Iterator[Path]:
+    """A real small tmpfs (we run as root); skipped where mounting is not allowed."""
+    mount = tmp_path / "tiny"
+    mount.mkdir()
+    try:
+        subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount)],
+                       check=True, capture_output=True, timeout=10)
+    except (OSError, subprocess.SubprocessError) as err:
+        pytest.skip(f"cannot mount a tmpfs here: {err}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=True, capture_output=True, timeout=10)
+
+
+def fill_to_the_last_byte(folder: Path) -> Path:
+    """Write a filler file until the file system has 0 bytes free; returns the filler."""
+    filler = folder / "filler"
+    with open(filler, "wb", buffering=0) as handle:
+        for size in (1 << 16, 4096, 1):
+            with contextlib.suppress(OSError):
+                while True:
+                    handle.write(b"\0" * size)
+    assert os.statvfs(folder).f_bavail == 0
+    return filler
+
+
+async def test_at_zero_bytes_free_the_stop_record_still_says_disk_full(tmp_path: Path) -> None:
+    """The disk fills to its last byte while an answer streams: the next launch must say
+    "disk full", not "closed unexpectedly" (issue 11, item 13)."""
+    with tiny_disk(tmp_path) as mount:
+        data = mount / "data"
+        session_id = await make_conversation(data)
+        services = await open_services(data)
+        services._simulator.enqueue(Reply(text="a long answer " * 5_000))
+        filler: Path | None = None
+        try:
+            with pytest.raises(StorageError, match="full"):
+                async with asyncio.timeout(BOUND):
+                    async for event in services.stream(session_id, "a question"):
+                        if filler is None and isinstance(event, TextDeltaEvent):
+                            filler = fill_to_the_last_byte(mount)
+        finally:
+            await services.close()
+        assert filler is not None
+        filler.unlink()  # the person frees some space and starts Continuum again
+
+        services = AppServices(data)
+        try:
+            await services.open()
+            info = await services.resume_info(session_id)
+            assert info.stop is not None, info
+            assert info.stop.kind is StopKind.STORAGE and "full" in info.stop.message, info.stop
+            assert "unexpectedly" not in info.stop.message
+            assert await services.journal.running_markers() == []
+        finally:
+            await services.close()
+        # The reserve that made room is back for the next time.
+        assert (data / "continuum.reserve").stat().st_size > 0
 
 
 # --- two processes ------------------------------------------------------------------------------

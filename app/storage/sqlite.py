@@ -12,6 +12,12 @@ Safety of the user's file:
   ``PRAGMA application_id``. Both are read *before anything is written*, so a database from a
   newer Continuum (:class:`~app.errors.StorageVersionError`) or a file that is not ours or is
   damaged (:class:`~app.errors.StorageCorruptError`) is refused and left byte-for-byte untouched.
+  Damage inside the file is looked for at open with ``PRAGMA quick_check`` (about 20 ms warm,
+  170 ms cold for 10,000 messages). With a ``-wal`` beside the file these checks run on a
+  read-only connection, which never checkpoints: a refused file and its ``-wal`` keep every byte.
+* ``SQLITE_CORRUPT`` at any later time closes the file for good (without merging its ``-wal``:
+  :func:`_close_without_checkpoint`), every later call raises the same error, and
+  ``on_damaged`` lets the app keep the file aside. A read-only database file is refused at open.
 * SQLite's environment errors (disk full, read-only, busy, I/O, corrupt) become
   :class:`~app.errors.StorageError` subclasses with a message a person can act on; any other
   SQLite error is a bug and propagates unchanged.

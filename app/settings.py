@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeGuard, get_args
 
 from .errors import SettingsSaveError
-from .mcp_tools import McpServerConfig
+from .tools.mcp import McpServerConfig
 
 __all__ = [
     "ProviderKind",

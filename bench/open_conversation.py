@@ -47,7 +47,7 @@ def conversation(n: int) -> list[Any]:
 
 
 async def prepare(folder: Path, n: int) -> None:
-    from app.workspace import AppServices
+    from app.services import AppServices
 
     services = AppServices(folder)
     await services.open()
@@ -62,7 +62,7 @@ async def open_once(folder: Path) -> dict[str, float]:
     from PySide6.QtCore import QEvent, QObject, QTimer
     from PySide6.QtWidgets import QApplication
 
-    from app.workspace import AppServices
+    from app.services import AppServices
     from ui.window import MainWindow
 
     services = AppServices(folder)

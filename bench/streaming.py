@@ -50,8 +50,8 @@ async def _reference(base_url: str, tokens: int) -> dict[str, float]:
 
 
 async def _app(base_url: str, tokens: int) -> dict[str, float]:
+    from app.services import AppServices
     from app.settings import Settings
-    from app.workspace import AppServices
     from ui.window import MainWindow
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
 )
 
 from app import ToolCall
-from app.workspace import ApprovalDecision
+from app.services import ApprovalDecision
 
 __all__ = ["ApprovalCard", "describe_call"]
 

@@ -3,7 +3,7 @@
 It owns the generation ``asyncio.Task`` (qasync's ``asyncSlot`` returns no handle, so requests
 are never started with it): Stop cancels exactly that task, and a second request while one runs
 is refused. It is the thin adapter of the design: core events in, transcript rows and Qt signals
-out. It never writes to the database; :class:`app.workspace.AppServices` does.
+out. It never writes to the database; :class:`app.services.AppServices` does.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from app import (
     ToolResultEvent,
 )
 from app.resume import ResumeKind
-from app.workspace import ApprovalDecision, AppServices, ResumeInfo
+from app.services import ApprovalDecision, AppServices, ResumeInfo
 
 from .transcript.model import ItemKind, ToolState, TranscriptModel
 

@@ -151,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("Continuum is already running; its window was brought forward.")
         return 0
 
-    from app.workspace import AppServices
+    from app.services import AppServices
 
     from .eventloop import ContinuumEventLoop
     from .window import MainWindow

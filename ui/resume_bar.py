@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 
 from app import ToolCall
 from app.resume import ResumeKind
-from app.workspace import ResumeInfo
+from app.services import ResumeInfo
 
 from .plain import plain_tooltip
 

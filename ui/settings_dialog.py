@@ -28,9 +28,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.mcp_tools import McpServerConfig
 from app.secrets import DEFAULT_KEY_ENV, NoKeyringError, keyring_available, set_api_key
 from app.settings import Settings
+from app.tools.mcp import McpServerConfig
 
 __all__ = ["DEFAULT_URLS", "SettingsDialog"]
 

@@ -30,8 +30,8 @@ from PySide6.QtWidgets import (
 )
 
 from app.discovery import LocalServer
+from app.services import AppServices
 from app.settings import Settings
-from app.workspace import AppServices
 
 from .approval import ApprovalCard
 from .composer import Composer

@@ -27,11 +27,11 @@ from app import (
 )
 from app.messages import message_to_json
 from app.resume import RECOVERED_TOOL_TEXT, ResumeKind
+from app.services import DATABASE_FILE, ApprovalDecision, AppServices
 from app.storage.journal import TOOL_AWAITING_APPROVAL, TOOL_STARTED
 from app.storage.sqlite import APPLICATION_ID, MIGRATIONS
 from app.testing import ScriptedModel, text_step, tool_step
-from app.workspace import DATABASE_FILE, ApprovalDecision, AppServices
-from app.workspace_tools import Workspace
+from app.tools.workspace import Workspace
 
 CALLS = (ToolCall("w1", "write_note", {"text": "one"}), ToolCall("w2", "write_note",
                                                                  {"text": "two"}))

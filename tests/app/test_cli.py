@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 
 from app.messages import UserMessage
+from app.services import DATABASE_FILE, AppServices
 from app.simulator import Fault, Reply, SimulatorThread
 from app.storage.sqlite import SQLiteSessionExtension
-from app.workspace import DATABASE_FILE, AppServices
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT = 30.0  # a guard against hanging, never a measured time

@@ -25,14 +25,14 @@ from app import (
     ToolCall,
     ToolMessage,
 )
-from app.mcp_tools import (
+from app.resume import RECOVERED_TOOL_TEXT
+from app.testing import ScriptedModel, text_step, tool_step
+from app.tools.mcp import (
     McpServerConfig,
     McpServerError,
     McpToolSource,
     mcp_tool_name,
 )
-from app.resume import RECOVERED_TOOL_TEXT
-from app.testing import ScriptedModel, text_step, tool_step
 
 SERVER = Path(__file__).resolve().parents[1] / "fixtures" / "mcp_server.py"
 ROOT = Path(__file__).resolve().parents[2]
@@ -183,7 +183,7 @@ CHILD = textwrap.dedent(
     """
     import asyncio, sys
     from app import Agent, AgentRunConfig, SQLiteSessionExtension, ToolCall
-    from app.mcp_tools import McpServerConfig, McpToolSource
+    from app.tools.mcp import McpServerConfig, McpToolSource
     from app.testing import ScriptedModel, tool_step
 
     async def main(db, server, state):

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from app import EventType, UserMessage
+from app.services import AppServices
 from app.settings import Settings
 from app.simulator import Simulator
-from app.workspace import AppServices
 
 PROMPT = "Answer like a ship's captain.\nNever use emoji."
 

@@ -18,13 +18,13 @@ from pathlib import Path
 
 import pytest
 
-import app.tools
+import app.tools.functions
 from app import EventType, ToolCall, ToolMessage, as_tool, tool
 from app.resume import ResumeKind
+from app.services import AppServices
 from app.storage.journal import StopKind
 from app.testing import ScriptedModel, text_step, tool_step
 from app.tools import STOPPED_STILL_RUNNING_TEXT, FunctionTool
-from app.workspace import AppServices
 
 BOUND = 10.0
 
@@ -134,7 +134,7 @@ async def check_resume_does_not_run_it_again(services: AppServices, session: str
 async def test_stop_while_a_sync_tool_finishes_within_the_grace_reports_its_result(
     services: AppServices, tmp_path: Path, watch: GraceWatch, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(app.tools, "STOP_GRACE", BOUND)  # ends as soon as the thread does
+    monkeypatch.setattr(app.tools.functions, "STOP_GRACE", BOUND)  # ends as soon as the thread does
     gate = Gate(tmp_path / "note.txt")
     session = (await services.new_session()).id
     task = await start_and_stop(services, gate, session)
@@ -152,7 +152,7 @@ async def test_stop_while_a_sync_tool_finishes_within_the_grace_reports_its_resu
 async def test_stop_while_a_sync_tool_keeps_running_says_it_may_still_complete(
     services: AppServices, tmp_path: Path, watch: GraceWatch, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(app.tools, "STOP_GRACE", 0.0)  # Stop answers at once
+    monkeypatch.setattr(app.tools.functions, "STOP_GRACE", 0.0)  # Stop answers at once
     gate = Gate(tmp_path / "note.txt")
     session = (await services.new_session()).id
     task = await start_and_stop(services, gate, session)
@@ -174,7 +174,7 @@ async def test_stop_while_a_sync_tool_keeps_running_says_it_may_still_complete(
 async def test_a_timed_out_sync_tool_says_what_really_happened(
     tmp_path: Path, watch: GraceWatch, monkeypatch: pytest.MonkeyPatch, finishes_in_grace: bool,
 ) -> None:
-    monkeypatch.setattr(app.tools, "STOP_GRACE", BOUND if finishes_in_grace else 0.0)
+    monkeypatch.setattr(app.tools.functions, "STOP_GRACE", BOUND if finishes_in_grace else 0.0)
     gate = Gate(tmp_path / "note.txt")
     slow = gate.tool(timeout=0.01)  # the tool blocks until released: the deadline expires
     running = asyncio.ensure_future(slow.invoke(ToolCall("t1", "slow_write", {"text": "hi"})))
@@ -198,7 +198,7 @@ async def test_a_timed_out_sync_tool_says_what_really_happened(
 async def test_a_sync_tool_that_fails_after_stop_says_so(
     tmp_path: Path, watch: GraceWatch, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(app.tools, "STOP_GRACE", BOUND)
+    monkeypatch.setattr(app.tools.functions, "STOP_GRACE", BOUND)
     gate = Gate(tmp_path / "missing-folder" / "note.txt")  # the write will fail
     running = asyncio.ensure_future(
         gate.tool().invoke(ToolCall("t1", "slow_write", {"text": "hi"})))

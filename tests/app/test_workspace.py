@@ -23,10 +23,10 @@ from app import (
 )
 from app.discovery import discover_local_servers
 from app.locks import SessionLocks
+from app.services import AppServices, SessionLockedError
 from app.settings import Settings, load_settings, save_settings
 from app.simulator import Fault, FaultKind, Reply
 from app.storage.journal import StopKind
-from app.workspace import AppServices, SessionLockedError
 
 APP_CHILD = Path(__file__).parents[1] / "crash" / "app_child.py"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from app.workspace_tools import Workspace, WorkspaceError, temporary_is_stale
+from app.tools.workspace import Workspace, WorkspaceError, temporary_is_stale
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 # announces itself and then waits on stdin for ever, so the parent kills it at that exact point.
 CHILD = r"""
 import os, sys
-from app.workspace_tools import Workspace
+from app.tools.workspace import Workspace
 
 def stop_here(fd):
     sys.stdout.write("temporary file written\n")

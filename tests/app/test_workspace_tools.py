@@ -19,10 +19,10 @@ from app import (
     SQLiteSessionExtension,
     ToolCall,
     ToolMessage,
-    workspace_tools,
 )
 from app.testing import ScriptedModel, text_step, tool_step
-from app.workspace_tools import Workspace, WorkspaceError
+from app.tools import workspace as workspace_tools
+from app.tools.workspace import Workspace, WorkspaceError
 
 
 @pytest.fixture(autouse=True, params=["descriptors", "paths"])

@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 from app.events import EventType
+from app.services import AppServices
 from app.simulator import Fault, FaultKind, Reply
-from app.workspace import AppServices
 
 
 async def main(data_dir: str) -> None:

@@ -6,7 +6,7 @@ Run::
     python -m tests.crash.matrix --kills 40 --mutation rerun_unanswered   # must FAIL
 
 Each trial starts a fresh child process (:mod:`tests.crash.matrix_child`) that runs one request
-through :class:`app.workspace.AppServices` over a real database file, against its own simulator,
+through :class:`app.services.AppServices` over a real database file, against its own simulator,
 with the ``note`` tool — side effects, so every call goes through the services' approver and
 the journal's ``awaiting_approval``/``started`` states — writing an fsynced side-effect log.
 The parent reads the child's milestones and sends SIGKILL at a point chosen by a seeded RNG:
@@ -387,7 +387,7 @@ class TrialCheck:
 
     def file(self, after: str) -> tuple[list[Any], dict[str, Any], collections.Counter[str]] | None:
         """The raw file after ``after`` died: rows, state, side effects (``None``: no file)."""
-        from app.workspace import DATABASE_FILE
+        from app.services import DATABASE_FILE
 
         db = self.data_dir / DATABASE_FILE
         if not db.exists():
@@ -497,7 +497,7 @@ def check(trial: Trial, data_dir: Path, log: Path, lines: list[str], out: Outcom
 async def read_back(trial: Trial, data_dir: Path, sid: str | None, resumed: bool,
                     fail: Callable[[str], None]) -> None:
     """The folder read back through the app in this (checking) process, after recovery."""
-    from app.workspace import AppServices
+    from app.services import AppServices
 
     services = AppServices(data_dir)
     try:

@@ -1,7 +1,7 @@
 """The crash matrix's child: the app's services running one request, to be killed with SIGKILL.
 
 Usage: ``python matrix_child.py SPEC_JSON`` (the parent, :mod:`tests.crash.matrix`, builds the
-spec). The child opens :class:`app.workspace.AppServices` on the spec's data folder (migrating a
+spec). The child opens :class:`app.services.AppServices` on the spec's data folder (migrating a
 v1 database when the parent prepared one), starts its own simulator with the scripted replies,
 registers the ``note`` tool — a tool with side effects, so it goes through the services'
 approver (``approver_for``: ``awaiting_approval`` then ``started`` in the journal); its side
@@ -80,7 +80,7 @@ def make_note_tool(log_path: str, holds: dict[str, float]) -> Any:
 
 
 def make_approver(spec: dict[str, Any]) -> Any:
-    from app.workspace import ApprovalDecision
+    from app.services import ApprovalDecision
 
     decision = (ApprovalDecision.ALLOW_CONVERSATION if spec["approval"] == "conversation"
                 else ApprovalDecision.ALLOW_ONCE)
@@ -117,7 +117,7 @@ async def report(events: Any) -> None:
 
 
 async def main(spec: dict[str, Any]) -> None:
-    import app.workspace as workspace
+    import app.services as workspace
     from app.simulator import Reply, SimToolCall
     from app.tools import as_tool
 

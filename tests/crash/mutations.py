@@ -12,7 +12,7 @@ models a real bug the matrix once missed:
                        (:meth:`app.storage.journal.SessionJournal.set_tool_state` drops it), so
                        a tool killed while running still reads "awaiting approval"
 ``rerun_unanswered``   resume treats every unanswered call as never started, so it runs them
-                       again (:meth:`app.workspace.AppServices.not_started_calls`)
+                       again (:meth:`app.services.AppServices.not_started_calls`)
 =====================  =====================================================================
 """
 
@@ -64,7 +64,7 @@ def _drop_started() -> None:
 
 
 def _rerun_unanswered() -> None:
-    from app.workspace import AppServices
+    from app.services import AppServices
 
     async def every_unanswered_call(self: Any, session_id: str) -> Collection[str]:
         status = await self.client.resume_status(session_id)

@@ -27,8 +27,8 @@ import threading
 from pathlib import Path
 
 from app import ToolCall, tool
+from app.services import ApprovalDecision, AppServices
 from app.testing import ScriptedModel, text_step, tool_step
-from app.workspace import ApprovalDecision, AppServices
 
 SESSION = "reused-ids"
 

@@ -19,9 +19,9 @@ import pytest
 
 from app import ToolCall, ToolMessage
 from app.resume import RECOVERED_TOOL_TEXT, ResumeKind
+from app.services import DATABASE_FILE, ApprovalDecision, AppServices
 from app.storage.journal import TOOL_AWAITING_APPROVAL, TOOL_STARTED
 from app.testing import ScriptedModel, text_step
-from app.workspace import DATABASE_FILE, ApprovalDecision, AppServices
 from tests.crash import reused_call_id_child as child
 from tests.crash.childproc import run_and_kill
 

@@ -31,9 +31,9 @@ import pytest
 
 from app import AssistantMessage, ToolMessage, UserMessage
 from app.resume import RECOVERED_TOOL_TEXT
+from app.services import DATABASE_FILE
 from app.simulator import Reply, Simulator
 from app.storage.journal import StopKind
-from app.workspace import DATABASE_FILE
 from tests.crash import window_child
 from tests.crash.childproc import run_and_kill
 from tests.ui.helpers import MemoryKeyring, close_window, open_window, qasync_runner, until
@@ -245,7 +245,7 @@ def test_kill_real_app_while_awaiting_approval(run: Any, tmp_path: Path) -> None
     """Killed while the approval card asks: on relaunch the tool is shown as never run (not
     "may or may not have run"); Resume asks again; Allow writes the file exactly once."""
     from app.storage.journal import TOOL_STARTED
-    from app.workspace_tools import Workspace
+    from app.tools.workspace import Workspace
 
     data_dir, log = tmp_path / "data", tmp_path / "side_effects.log"
     call_id, name = window_child.APPROVAL_CALL_ID, window_child.APPROVAL_FILE

@@ -153,7 +153,7 @@ async def drive(window: Any, scenario: str, log_path: str) -> None:
         QTest.keyClicks(edit, TOOL_USER_TEXT)
         QTest.keyClick(edit, Qt.Key.Key_Return)
     elif scenario == "awaiting_approval":
-        from app.workspace_tools import Workspace
+        from app.tools.workspace import Workspace
 
         ws = Path(services.data_dir).parent / "ws"
         ws.mkdir(exist_ok=True)
@@ -176,7 +176,7 @@ async def drive(window: Any, scenario: str, log_path: str) -> None:
 def main(data_dir: str, scenario: str, log_path: str) -> int:
     from PySide6.QtWidgets import QApplication
 
-    from app.workspace import AppServices
+    from app.services import AppServices
     from ui.eventloop import ContinuumEventLoop
     from ui.window import MainWindow
 

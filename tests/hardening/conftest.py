@@ -11,7 +11,7 @@ import keyring
 import pytest
 from keyring.backend import KeyringBackend
 
-from app.workspace import AppServices
+from app.services import AppServices
 
 BOUND = 30.0
 

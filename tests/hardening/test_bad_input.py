@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from app import AssistantMessage, EventType, UserMessage
+from app.services import AppServices
 from app.simulator import Reply
 from app.storage.sqlite import SearchHit, SQLiteSessionStore
-from app.workspace import AppServices
 
 from .conftest import BOUND, open_services
 

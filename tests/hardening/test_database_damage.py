@@ -19,7 +19,7 @@ import pytest
 
 from app import UserMessage
 from app.errors import StorageCorruptError, StorageVersionError
-from app.workspace import DATABASE_FILE, AppServices
+from app.services import DATABASE_FILE, AppServices
 
 MESSAGES = 600  # ~500 bytes each: a few hundred pages, none of them overflow pages
 

@@ -39,10 +39,10 @@ from app.errors import (
 )
 from app.model import Model
 from app.providers import AnthropicModel, OpenAICompatibleModel
+from app.services import AppServices
 from app.settings import Settings
 from app.simulator import BAD_ARGUMENTS, Fault, Reply, SimToolCall
 from app.storage.journal import StopKind
-from app.workspace import AppServices
 
 LONG = "one two three four five six seven eight nine ten eleven twelve"
 READ_TIMEOUT = 0.5

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from app.workspace_tools import Workspace, WorkspaceError
+from app.tools.workspace import Workspace, WorkspaceError
 
 ATTEMPTS = 2500
 SECRET = "OUTSIDE-SECRET"

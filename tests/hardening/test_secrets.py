@@ -18,10 +18,10 @@ import pytest
 from app import EventType
 from app.errors import ProviderError
 from app.secrets import get_api_key, set_api_key
+from app.services import DATABASE_FILE, AppServices
 from app.settings import Settings
 from app.simulator import Fault, Reply, Simulator
 from app.storage.jsonl import JSONLExtension
-from app.workspace import DATABASE_FILE, AppServices
 
 from .conftest import BOUND, MemoryKeyring
 

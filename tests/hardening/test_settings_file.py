@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from app.errors import SettingsSaveError
-from app.mcp_tools import McpServerConfig
+from app.services import AppServices
 from app.settings import (
     Settings,
     SettingsFormatError,
@@ -21,7 +21,7 @@ from app.settings import (
     save_settings,
     settings_from_data,
 )
-from app.workspace import AppServices
+from app.tools.mcp import McpServerConfig
 
 HUGE = int("9" * 400)  # a 400-digit number: float() of it overflows
 GOOD_SERVER = {"name": "files", "command": "npx", "args": ["-y", "srv"]}

@@ -26,9 +26,9 @@ from app.errors import (
     StorageVersionError,
 )
 from app.events import TextDeltaEvent
+from app.services import DATABASE_FILE, AppServices, SessionLockedError
 from app.simulator import Reply
 from app.storage.journal import StopKind
-from app.workspace import DATABASE_FILE, AppServices, SessionLockedError
 
 from .conftest import BOUND, open_services
 

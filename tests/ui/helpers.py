@@ -12,8 +12,8 @@ from typing import Any
 import keyring.backend
 
 from app import AgentRunConfig, RetryPolicy
+from app.services import AppServices
 from app.settings import Settings
-from app.workspace import AppServices
 
 # qasync loops stay referenced for the whole session: a loop collected from aiosqlite's worker
 # thread would destroy Qt timers off-thread and crash a later test (ENVIRONMENT.md).

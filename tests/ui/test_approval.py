@@ -1,6 +1,6 @@
 """Tool approval through the real window: real simulator, real SQLite, real workspace tools.
 
-The simulator answers with a ``write_file`` call of :class:`app.workspace_tools.Workspace`;
+The simulator answers with a ``write_file`` call of :class:`app.tools.workspace.Workspace`;
 the approval card asks; its real buttons decide.
 """
 
@@ -12,7 +12,7 @@ from typing import Any
 from app import DENIED_TOOL_TEXT, ToolCall, ToolMessage
 from app.simulator import Reply, SimToolCall, Simulator
 from app.storage.journal import TOOL_AWAITING_APPROVAL, TOOL_STARTED
-from app.workspace_tools import Workspace
+from app.tools.workspace import Workspace
 from tests.ui.helpers import close_window, open_window, until
 from ui.approval import describe_call
 from ui.transcript.model import ItemKind, ToolState

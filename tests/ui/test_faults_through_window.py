@@ -31,10 +31,10 @@ from PySide6.QtTest import QTest
 from app import AgentRunConfig, RetryPolicy
 from app.model import Model
 from app.providers import OpenAICompatibleModel
+from app.services import AppServices
 from app.settings import Settings
 from app.simulator import BAD_ARGUMENTS, Fault, Reply, SimToolCall, Simulator
 from app.storage.journal import StopKind
-from app.workspace import AppServices
 from tests.ui.helpers import close_window
 from ui.transcript.model import ItemKind
 

@@ -20,8 +20,8 @@ import ui.sidebar as sidebar_module
 from app import InternalMessage, ToolCall, UserMessage
 from app.messages import AssistantMessage
 from app.resume import classify_tail
+from app.services import ResumeInfo
 from app.simulator import Reply, Simulator
-from app.workspace import ResumeInfo
 from tests.ui.helpers import close_window, open_window, until
 from ui.plain import plain_message_box, plain_tooltip
 from ui.resume_bar import ResumeBar

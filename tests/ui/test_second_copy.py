@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from app import AssistantMessage, UserMessage
+from app.services import SessionLockedError
 from app.simulator import Reply, Simulator
-from app.workspace import SessionLockedError
 from tests.ui.helpers import close_window, make_services, open_window, until
 from ui.controller import LOCKED_ELSEWHERE
 from ui.window import MainWindow

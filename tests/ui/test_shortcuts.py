@@ -12,9 +12,9 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
+from app.services import AppServices
 from app.simulator import Reply, Simulator
 from app.storage.journal import StopKind
-from app.workspace import AppServices
 from tests.ui.helpers import close_window, open_window, until
 from ui.settings_dialog import SettingsDialog
 

@@ -17,9 +17,9 @@ import pytest
 from PySide6.QtWidgets import QFileDialog, QPushButton
 
 from app import ToolMessage
-from app.mcp_tools import McpServerConfig
 from app.settings import load_settings
 from app.simulator import Reply, SimToolCall, Simulator
+from app.tools.mcp import McpServerConfig
 from tests.ui.helpers import close_window, make_services, open_window, until
 
 SERVER = Path(__file__).resolve().parents[1] / "fixtures" / "mcp_server.py"

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import IO, Any, Final
 
-from .messages import ToolCall
-from .tools import FunctionTool, ToolArgumentError, ToolResult
+from ..messages import ToolCall
+from .functions import FunctionTool, ToolArgumentError, ToolResult
 
 __all__ = [
     "McpServerConfig",

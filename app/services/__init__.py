@@ -30,11 +30,11 @@ from typing import Any
 
 import httpx
 
-from . import export as _export
-from .agent import Agent, AgentRunConfig, ToolApprover
-from .client import AgentClient
-from .discovery import LocalServer, discover_local_servers
-from .errors import (
+from .. import export as _export
+from ..agent import Agent, AgentRunConfig, ToolApprover
+from ..client import AgentClient
+from ..discovery import LocalServer, discover_local_servers
+from ..errors import (
     AgentError,
     ContinuumError,
     IncompleteStreamError,
@@ -48,32 +48,32 @@ from .errors import (
     StorageError,
     ToolRoundLimitError,
 )
-from .events import (
+from ..events import (
     AgentEvent,
     MessageSavedEvent,
     ModelStoppedEvent,
     RunCompletedEvent,
     TextDeltaEvent,
 )
-from .locks import SessionLocks
-from .mcp_tools import McpServerConfig, McpServerError, McpToolSource
-from .messages import AssistantMessage, Message, StopReason, ToolCall
-from .model import Model
-from .resume import ResumeBlocked, ResumePoint
-from .secrets import DEFAULT_KEY_ENV, get_api_key
-from .settings import Settings, load_settings, save_settings
-from .storage.base import SessionInfo
-from .storage.journal import (
+from ..locks import SessionLocks
+from ..messages import AssistantMessage, Message, StopReason, ToolCall
+from ..model import Model
+from ..resume import ResumeBlocked, ResumePoint
+from ..secrets import DEFAULT_KEY_ENV, get_api_key
+from ..settings import Settings, load_settings, save_settings
+from ..storage.base import SessionInfo
+from ..storage.journal import (
     TOOL_AWAITING_APPROVAL,
     TOOL_STARTED,
     SessionJournal,
     StopKind,
     StopRecord,
 )
-from .storage.reserve import RESERVE_FILE, DiskReserve
-from .storage.sqlite import SearchHit, SQLiteSessionExtension
-from .tools import FunctionTool
-from .workspace_tools import Workspace, WorkspaceError
+from ..storage.reserve import RESERVE_FILE, DiskReserve
+from ..storage.sqlite import SearchHit, SQLiteSessionExtension
+from ..tools import FunctionTool
+from ..tools.mcp import McpServerConfig, McpServerError, McpToolSource
+from ..tools.workspace import Workspace, WorkspaceError
 
 __all__ = [
     "DATABASE_FILE",
@@ -436,7 +436,7 @@ class AppServices:
     async def start_simulator(self, *, tokens_per_second: float = 80.0) -> str:
         """Start the offline provider simulator on a free loopback port; returns its base URL."""
         if self._simulator is None:
-            from .simulator import Simulator
+            from ..simulator import Simulator
 
             simulator = Simulator(tokens_per_second=tokens_per_second)
             await simulator.start()
@@ -453,7 +453,7 @@ class AppServices:
         """The provider model for ``settings`` (the API key from the env var or keyring)."""
         if self._model_factory is not None:
             return self._model_factory(settings)
-        from .providers import AnthropicModel, OpenAICompatibleModel
+        from ..providers import AnthropicModel, OpenAICompatibleModel
 
         key = get_api_key(settings.key_service(), settings.api_key_env or DEFAULT_KEY_ENV)
         if settings.provider_kind == "anthropic":

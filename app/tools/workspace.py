@@ -57,7 +57,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
-from .tools import FunctionTool, as_tool
+from .functions import FunctionTool, as_tool
 
 __all__ = ["Workspace", "WorkspaceError", "is_temporary_name", "temporary_is_stale"]
 

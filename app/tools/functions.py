@@ -36,8 +36,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeVar, overload
 
-from .messages import ToolCall
-from .model import ToolSpec
+from ..messages import ToolCall
+from ..model import ToolSpec
 
 __all__ = [
     "MAY_STILL_COMPLETE",

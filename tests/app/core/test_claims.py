@@ -24,7 +24,7 @@ from app.simulator import Reply, SimToolCall, SimulatorThread
 from app.storage.sqlite import SQLiteSessionExtension
 
 CHILD = Path(__file__).with_name("claim_child.py")
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SESSION = "shared"
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from app.tools.workspace import Workspace, WorkspaceError, temporary_is_stale
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 # The child writes through the real tool; its first fsync (the temporary file, fully written)
 # announces itself and then waits on stdin for ever, so the parent kills it at that exact point.

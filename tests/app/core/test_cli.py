@@ -24,7 +24,7 @@ from app.services import DATABASE_FILE, AppServices
 from app.simulator import Fault, Reply, SimulatorThread
 from app.storage.sqlite import SQLiteSessionExtension
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 WAIT = 30.0  # a guard against hanging, never a measured time
 READ_SYSCALL = {"x86_64": 0, "aarch64": 63}.get(os.uname().machine)
 

@@ -12,8 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-CTRL_C_TEST = "tests/app/test_agent.py::test_ctrl_c_in_the_calling_thread_stops_a_sync_request"
+ROOT = Path(__file__).resolve().parents[3]
+CTRL_C_TEST = "tests/app/core/test_agent.py::test_ctrl_c_in_the_calling_thread_stops_a_sync_request"
 
 
 def test_the_ctrl_c_test_finishes_when_sigint_is_ignored(tmp_path: Path) -> None:

@@ -34,8 +34,8 @@ from app.tools.mcp import (
     mcp_tool_name,
 )
 
-SERVER = Path(__file__).resolve().parents[1] / "fixtures" / "mcp_server.py"
-ROOT = Path(__file__).resolve().parents[2]
+SERVER = Path(__file__).resolve().parents[2] / "fixtures" / "mcp_server.py"
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def config(state: Path, *, name: str = "fixture", call_timeout: float = 10.0) -> McpServerConfig:

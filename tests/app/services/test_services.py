@@ -28,7 +28,7 @@ from app.settings import Settings, load_settings, save_settings
 from app.simulator import Fault, FaultKind, Reply
 from app.storage.journal import StopKind
 
-APP_CHILD = Path(__file__).parents[1] / "crash" / "app_child.py"
+APP_CHILD = Path(__file__).parents[2] / "crash" / "app_child.py"
 
 
 @pytest.fixture

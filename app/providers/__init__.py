@@ -7,15 +7,11 @@ Both implement the :class:`app.model.Model` protocol, stream over SSE with one
 from __future__ import annotations
 
 from .anthropic import AnthropicModel, AnthropicStreamParser
-from .base import (
-    HTTPModel,
-    error_from_response,
-    events_from_response,
-    parse_retry_after,
-    should_retry,
-)
+from .base import HTTPModel
 from .convert import anthropic_messages, openai_messages, portable_tool_id
+from .errors import error_from_response, parse_retry_after, should_retry
 from .openai import OpenAICompatibleModel, OpenAIStreamParser
+from .sse import events_from_response
 
 __all__ = [
     "AnthropicModel",

@@ -31,8 +31,9 @@ from httpx_sse import ServerSentEvent
 from ..errors import ProviderStreamError
 from ..messages import StopReason, ToolCall, Usage
 from ..model import ModelEvent, ModelRequest, StepEnd, TextDelta, ToolCallComplete
-from .base import DEFAULT_TIMEOUT, HTTPModel, error_from_event, model_ids
+from .base import DEFAULT_TIMEOUT, HTTPModel, model_ids
 from .convert import anthropic_messages, anthropic_tools
+from .errors import error_from_event
 
 __all__ = ["DEFAULT_MAX_TOKENS", "STOP_REASONS", "AnthropicModel", "AnthropicStreamParser"]
 

@@ -20,8 +20,8 @@ from ..messages import UserMessage
 from ..model import ModelRequest, TextDelta
 from ..providers import AnthropicModel, OpenAICompatibleModel, events_from_response
 from ..providers.anthropic import AnthropicStreamParser
-from ..providers.base import StreamParser
 from ..providers.openai import OpenAIStreamParser
+from ..providers.sse import StreamParser
 from .script import Reply
 from .server import Simulator
 

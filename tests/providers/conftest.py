@@ -16,8 +16,9 @@ from app.messages import StopReason, ToolCall, UserMessage
 from app.model import ModelEvent, ModelRequest, StepBuilder, StepEnd, TextDelta, ToolCallComplete
 from app.providers import AnthropicModel, OpenAICompatibleModel, events_from_response
 from app.providers.anthropic import AnthropicStreamParser
-from app.providers.base import HTTPModel, StreamParser
+from app.providers.base import HTTPModel
 from app.providers.openai import OpenAIStreamParser
+from app.providers.sse import StreamParser
 from app.simulator import Simulator
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sse"

@@ -18,7 +18,7 @@ from app.errors import (
     ProviderTimeoutError,
 )
 from app.providers import error_from_response, parse_retry_after, should_retry
-from app.providers.base import error_from_event, redact
+from app.providers.errors import error_from_event, redact
 
 
 @pytest.mark.parametrize(

@@ -172,7 +172,7 @@ def test_edit_file_shows_a_diff() -> None:
 
 
 def test_tool_card_items_and_words() -> None:
-    from ui.transcript.view import _TOOL_STATE_WORDS
+    from ui.transcript.render import _TOOL_STATE_WORDS
 
     assert set(_TOOL_STATE_WORDS) == set(ToolState)
     assert "may or may not have run" in _TOOL_STATE_WORDS[ToolState.UNKNOWN]

@@ -104,7 +104,7 @@ def test_a_streamed_pathological_answer_is_shown_as_text(qtbot: Any) -> None:
 
 
 def test_has_long_run_table() -> None:
-    from ui.transcript.view import LONG_RUN, has_long_run
+    from ui.transcript.render import LONG_RUN, has_long_run
 
     assert not has_long_run("")
     assert not has_long_run("word " * 10_000)

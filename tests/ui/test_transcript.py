@@ -16,9 +16,11 @@ from app import (
     UserMessage,
 )
 from app.resume import CONTINUE_TEXT
+from ui.transcript.delegate import TranscriptDelegate
 from ui.transcript.markdown import render_markdown, stable_boundary
 from ui.transcript.model import ItemKind, ToolState, TranscriptModel
-from ui.transcript.view import TranscriptDelegate, TranscriptView, _InertDocument
+from ui.transcript.render import _InertDocument
+from ui.transcript.view import TranscriptView
 
 HISTORY = [
     UserMessage("hi"),

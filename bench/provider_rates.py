@@ -1,4 +1,4 @@
-"""Measure (not assert) streaming rates: ``python -m app.simulator.bench [--tokens N]``.
+"""Measure (not assert) streaming rates: ``python -m bench.provider_rates [--tokens N]``.
 
 Three figures per protocol, in tokens per second:
 
@@ -16,14 +16,14 @@ from collections.abc import Sequence
 
 import httpx
 
-from ..messages import UserMessage
-from ..model import ModelRequest, TextDelta
-from ..providers import AnthropicModel, OpenAICompatibleModel, events_from_response
-from ..providers.anthropic import AnthropicStreamParser
-from ..providers.openai import OpenAIStreamParser
-from ..providers.sse import StreamParser
-from .script import Reply
-from .server import Simulator
+from app.messages import UserMessage
+from app.model import ModelRequest, TextDelta
+from app.providers import AnthropicModel, OpenAICompatibleModel, events_from_response
+from app.providers.anthropic import AnthropicStreamParser
+from app.providers.openai import OpenAIStreamParser
+from app.providers.sse import StreamParser
+from app.simulator.script import Reply
+from app.simulator.server import Simulator
 
 
 async def _raw_rate(sim: Simulator, protocol: str, tokens: int) -> float:
@@ -101,7 +101,7 @@ async def measure(tokens: int, repeats: int) -> dict[tuple[str, str], float]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m app.simulator.bench")
+    parser = argparse.ArgumentParser(prog="python -m bench.provider_rates")
     parser.add_argument("--tokens", type=int, default=20_000)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)

@@ -5,8 +5,8 @@ docstring for what exactly is timed). Prints one table and writes it, with the r
 ``bench/results/<timestamp>.json``. A benchmark, not a test: it never fails; the "met?" column
 says where a SPEC target is missed. "Flat" means at most 2× the small case (noise margin).
 
-Figures (``--only`` names): coldstart, streaming, render, markdown_worst, open, resume_point,
-store.
+Figures (``--only`` names): coldstart, streaming, provider_rates, render, markdown_worst, open,
+resume_point, store.
 """
 
 from __future__ import annotations
@@ -70,6 +70,22 @@ def streaming(quick: bool) -> tuple[list[Row], Any]:
         _row(f"stream {tokens:,} tokens: longest loop stall", app["longest_stall_ms"],
              ref["longest_stall_ms"], "ms", "≤ 50 ms", app["longest_stall_ms"] <= 50, label),
     ], raw
+
+
+def provider_rates(quick: bool) -> tuple[list[Row], Any]:
+    from bench.provider_rates import measure
+
+    tokens = 5_000 if quick else 20_000
+    results = asyncio.run(measure(tokens, repeats=1 if quick else 3))
+    raw = {f"{protocol}/{name}": rate for (protocol, name), rate in results.items()}
+    rows = []
+    for protocol in ("openai", "anthropic"):
+        top = results[(protocol, "simulator")]
+        for name in ("provider", "parser"):
+            rows.append(_row(f"{protocol}: {tokens:,} tokens through the {name}",
+                             results[(protocol, name)], top, "tok/s", "(info)", None,
+                             "simulator read by a bare socket"))
+    return rows, raw
 
 
 def render(quick: bool) -> tuple[list[Row], Any]:
@@ -145,6 +161,7 @@ def store(quick: bool) -> tuple[list[Row], Any]:
 FIGURES: dict[str, Callable[[bool], tuple[list[Row], Any]]] = {
     "coldstart": coldstart,
     "streaming": streaming,
+    "provider_rates": provider_rates,
     "render": render,
     "markdown_worst": markdown_worst,
     "open": open_conversation,

@@ -17,7 +17,8 @@ import qasync
 __all__ = ["ContinuumEventLoop"]
 
 
-class ContinuumEventLoop(qasync.QEventLoop):  # type: ignore[misc,valid-type]
+# qasync is untyped and makes QEventLoop with type(), so mypy sees Any here.
+class ContinuumEventLoop(qasync.QEventLoop):  # type: ignore[misc]
     def run_forever(self) -> Any:
         previous = sys.get_asyncgen_hooks()
         sys.set_asyncgen_hooks(firstiter=self._asyncgen_firstiter_hook,

@@ -200,7 +200,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
     with loop:
-        return loop.run_until_complete(run())
+        code: int = loop.run_until_complete(run())  # qasync is untyped: run() gives the int
+    return code
 
 
 if __name__ == "__main__":

@@ -51,7 +51,6 @@ from app import (
 )
 from app.resume import CONTINUE_TEXT, RECOVERED_TOOL_TEXT, RETRY_TEXT
 from app.testing import ScriptedModel, text_step, tool_step
-
 from tests.app.helpers import Gate, HangingModel, tool_call_step
 
 FAST = RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=1.0)

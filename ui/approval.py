@@ -48,6 +48,7 @@ ARM_MS = 500
 ALLOW_ONCE_KEYS = "Ctrl+Shift+A"
 DENY_KEYS = "Ctrl+Shift+D"
 _PRESSES = frozenset({QEvent.Type.MouseButtonPress, QEvent.Type.MouseButtonDblClick,
+                      QEvent.Type.MouseButtonRelease,
                       QEvent.Type.KeyPress, QEvent.Type.KeyRelease})
 
 
@@ -195,6 +196,11 @@ class ApprovalCard(QFrame):
         if self._head is not self._queue[0]:  # a new question: unarmed for a moment
             self._head = self._queue[0]
             self.details.setPlainText(describe_call(call))
+            # A button held down since the previous question must not click this one when the
+            # mouse is released: a button that is not down ignores the release.
+            for button in (self.allow_once_button, self.allow_conversation_button,
+                           self.deny_button):
+                button.setDown(False)
             self._set_armed(False)
             self._arm_timer.start()
         self.show()  # never setFocus: the person may be typing in the composer

@@ -138,3 +138,40 @@ async def _spin() -> None:
     import asyncio
 
     await asyncio.sleep(0)
+
+
+def test_a_press_held_across_questions_does_not_answer_the_next(qtbot: Any) -> None:
+    """The mouse went down on question 1's button; question 1 goes away (Stop, or its call was
+    answered) and question 2 takes its place; releasing the mouse must not approve question 2."""
+    import asyncio
+
+    loop = asyncio.new_event_loop()
+    try:
+        card = ApprovalCard()
+        qtbot.addWidget(card)
+        first, second = loop.create_future(), loop.create_future()
+        answers: list[str] = []
+        second.add_done_callback(
+            lambda f: answers.append(f.result().value) if not f.cancelled() else None)
+        card.ask(ToolCall("c1", "write_file", {"path": "a", "content": "1"}), first)
+        card.ask(ToolCall("c2", "write_file", {"path": "b", "content": "2"}), second)
+        card.show()
+        qtbot.waitUntil(lambda: card.armed, timeout=5000)
+        button = card.allow_once_button
+        centre = button.rect().center()
+        QTest.mousePress(button, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, centre)
+        assert button.isDown()
+        first.cancel()
+        loop.run_until_complete(_spin())
+        assert card.current_call is not None and card.current_call.id == "c2"
+        QTest.mouseRelease(button, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
+                           centre)
+        loop.run_until_complete(_spin())
+        assert answers == [] and not second.done()
+        # A deliberate click once armed still answers it.
+        qtbot.waitUntil(lambda: card.armed, timeout=5000)
+        QTest.mouseClick(button, Qt.MouseButton.LeftButton)
+        loop.run_until_complete(_spin())
+        assert answers == ["allow_once"]
+    finally:
+        loop.close()

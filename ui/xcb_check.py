@@ -24,8 +24,19 @@ class XcbLibrary:
     rpm: str  # Fedora package
 
 
-# What Qt 6's xcb plugin links beyond libxcb itself (libxcb1 and libX11 come with any X desktop).
+# Every X library Qt 6's xcb plugin (libqxcb.so and libQt6XcbQpa.so.6) links, as its NEEDED
+# entries list them (``objdump -p``); any one missing makes Qt abort.
 XCB_LIBRARIES: tuple[XcbLibrary, ...] = (
+    XcbLibrary("libxcb.so.1", "libxcb1", "libxcb"),
+    XcbLibrary("libX11.so.6", "libx11-6", "libX11"),
+    XcbLibrary("libX11-xcb.so.1", "libx11-xcb1", "libX11-xcb"),
+    XcbLibrary("libxkbcommon.so.0", "libxkbcommon0", "libxkbcommon"),
+    XcbLibrary("libxcb-util.so.1", "libxcb-util1", "xcb-util"),
+    XcbLibrary("libxcb-randr.so.0", "libxcb-randr0", "libxcb"),
+    XcbLibrary("libxcb-render.so.0", "libxcb-render0", "libxcb"),
+    XcbLibrary("libxcb-shm.so.0", "libxcb-shm0", "libxcb"),
+    XcbLibrary("libxcb-sync.so.1", "libxcb-sync1", "libxcb"),
+    XcbLibrary("libxcb-xfixes.so.0", "libxcb-xfixes0", "libxcb"),
     XcbLibrary("libxcb-cursor.so.0", "libxcb-cursor0", "xcb-util-cursor"),
     XcbLibrary("libxcb-icccm.so.4", "libxcb-icccm4", "xcb-util-wm"),
     XcbLibrary("libxcb-keysyms.so.1", "libxcb-keysyms1", "xcb-util-keysyms"),

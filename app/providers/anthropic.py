@@ -34,6 +34,7 @@ from ..model import ModelEvent, ModelRequest, StepEnd, TextDelta, ToolCallComple
 from .base import DEFAULT_TIMEOUT, HTTPModel, model_ids
 from .convert import anthropic_messages, anthropic_tools
 from .errors import error_from_event
+from .sse import event_json
 
 __all__ = ["DEFAULT_MAX_TOKENS", "STOP_REASONS", "AnthropicModel", "AnthropicStreamParser"]
 
@@ -55,16 +56,6 @@ class _ToolBlock:
     name: str
     start_input: Any
     pieces: list[str] = field(default_factory=list)
-
-
-def _loads(data: str, what: str) -> Any:
-    try:
-        return json.loads(data)
-    except (json.JSONDecodeError, RecursionError) as err:
-        raise ProviderStreamError(
-            f"Anthropic sent {what} that is not valid JSON, so the answer was cut. Try "
-            "again; if it keeps happening, the server may not fully support this API."
-        ) from err
 
 
 class AnthropicStreamParser:
@@ -89,7 +80,7 @@ class AnthropicStreamParser:
     def feed(self, event: ServerSentEvent) -> list[ModelEvent]:
         if event.event == "ping" or not event.data.strip():
             return []
-        payload = _loads(event.data, f"a {event.event!r} event")
+        payload = event_json(event.data, f"a {event.event!r} event", sender="Anthropic")
         if not isinstance(payload, Mapping):
             raise ProviderStreamError(
                 f"Anthropic sent a {event.event!r} event that is not an object. "

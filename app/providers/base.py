@@ -139,10 +139,6 @@ class HTTPModel:
         key = "set" if self.__api_key else "none"
         return f"{type(self).__name__}(base_url={self.base_url!r}, model={self.model!r}, key={key})"
 
-    @property
-    def has_api_key(self) -> bool:
-        return self.__api_key is not None
-
     def _api_key(self) -> str | None:
         return self.__api_key.reveal() if self.__api_key is not None else None
 

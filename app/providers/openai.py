@@ -38,6 +38,7 @@ from ..model import ModelEvent, ModelRequest, StepEnd, TextDelta, ToolCallComple
 from .base import DEFAULT_TIMEOUT, HTTPModel, model_ids
 from .convert import openai_messages, openai_tools
 from .errors import error_from_event
+from .sse import event_json
 
 __all__ = ["FINISH_REASONS", "OpenAICompatibleModel", "OpenAIStreamParser"]
 
@@ -57,16 +58,6 @@ class _PartialCall:
     id: str | None = None
     name: str = ""
     arguments: list[str] = field(default_factory=list)
-
-
-def _loads(data: str, what: str) -> Any:
-    try:
-        return json.loads(data)
-    except (json.JSONDecodeError, RecursionError) as err:
-        raise ProviderStreamError(
-            f"The provider sent {what} that is not valid JSON, so the answer was cut. Try "
-            "again; if it keeps happening, the server may not fully support this API."
-        ) from err
 
 
 class OpenAIStreamParser:
@@ -91,7 +82,7 @@ class OpenAIStreamParser:
         data = event.data
         if event.event == "error":
             raise error_from_event(
-                _loads(data, "an error event") if data.strip() else {},
+                event_json(data, "an error event") if data.strip() else {},
                 provider=self.provider,
                 model=self._model,
                 secrets=self._secrets,
@@ -103,7 +94,7 @@ class OpenAIStreamParser:
             return []
         if not data.strip():
             return []
-        chunk = _loads(data, "a stream chunk")
+        chunk = event_json(data, "a stream chunk")
         if not isinstance(chunk, Mapping):
             raise ProviderStreamError(
                 f"The provider sent a stream chunk that is not an object ({data[:80]!r}). "

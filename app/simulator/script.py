@@ -31,6 +31,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Final
 
+from ..messages import StopReason
+
 __all__ = [
     "BAD_ARGUMENTS",
     "Fault",
@@ -138,7 +140,7 @@ class Reply:
 
     text: str | None = None
     tool_calls: tuple[SimToolCall, ...] = ()
-    stop: str | None = None
+    stop: StopReason | str | None = None
     fault: Fault | None = None
     tokens: int | None = None
     argument_chunk: int = 8
@@ -210,12 +212,12 @@ _AFTER_KEYS: Final = {
     "eof_after": FaultKind.EOF,
     "error_after": FaultKind.ERROR_EVENT,
 }
-_STOP_WORDS: Final = {
-    "length": "max_output",
-    "max_tokens": "max_output",
-    "refusal": "refusal",
-    "pause_turn": "paused",
-    "paused": "paused",
+_STOP_WORDS: Final[dict[str, StopReason]] = {
+    "length": StopReason.MAX_OUTPUT,
+    "max_tokens": StopReason.MAX_OUTPUT,
+    "refusal": StopReason.REFUSAL,
+    "pause_turn": StopReason.PAUSED,
+    "paused": StopReason.PAUSED,
 }
 
 

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from ..messages import StopReason
 from . import wire
 from .script import RESPONSE_FAULTS, Fault, FaultKind, Reply, SpecError, parse_spec
 
@@ -606,10 +607,10 @@ def _plan(protocol: str, body: Mapping[str, Any], reply: Reply) -> wire.Plan:
         )
         for i, call in enumerate(reply.tool_calls)
     )  # fmt: skip
-    stop = reply.stop or ("tool_use" if calls else "end_turn")
+    stop = reply.stop or (StopReason.TOOL_USE if calls else StopReason.END_TURN)
     limit = body.get("max_completion_tokens", body.get("max_tokens"))
     if isinstance(limit, int) and limit >= 0 and len(tokens) > limit:
-        tokens, calls, stop = tokens[:limit], (), "max_output"
+        tokens, calls, stop = tokens[:limit], (), StopReason.MAX_OUTPUT
     stream_options = body.get("stream_options")
     include_usage = protocol == "anthropic" or (
         isinstance(stream_options, dict) and bool(stream_options.get("include_usage"))

@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
+from ..messages import StopReason
+
 __all__ = [
     "Plan",
     "anthropic_error_body",
@@ -29,17 +31,17 @@ __all__ = [
     "tokenize",
 ]
 
-_OPENAI_STOP: Final = {
-    "end_turn": "stop",
-    "max_output": "length",
-    "tool_use": "tool_calls",
-    "refusal": "content_filter",
-    "paused": "stop",  # Chat Completions has no pause
+_OPENAI_STOP: Final[dict[str, str]] = {
+    StopReason.END_TURN: "stop",
+    StopReason.MAX_OUTPUT: "length",
+    StopReason.TOOL_USE: "tool_calls",
+    StopReason.REFUSAL: "content_filter",
+    StopReason.PAUSED: "stop",  # Chat Completions has no pause
 }
-_ANTHROPIC_STOP: Final = {
-    "max_output": "max_tokens",
-    "paused": "pause_turn",
-    "context_full": "model_context_window_exceeded",
+_ANTHROPIC_STOP: Final[dict[str, str]] = {
+    StopReason.MAX_OUTPUT: "max_tokens",
+    StopReason.PAUSED: "pause_turn",
+    StopReason.CONTEXT_FULL: "model_context_window_exceeded",
 }
 _TOKEN: Final = re.compile(r"\s*\S+|\s+")
 
@@ -67,7 +69,7 @@ class Plan:
     model: str
     tokens: tuple[str, ...]
     tool_calls: tuple[PlannedCall, ...]
-    stop: str
+    stop: StopReason | str  # a raw string is sent as is
     argument_chunk: int
     input_tokens: int
     include_usage: bool = True

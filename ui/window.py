@@ -1,24 +1,22 @@
 """The main window: sidebar | (model picker, Resume bar, transcript or welcome, composer).
 
-It wires widgets to the :class:`ConversationController` and to :class:`AppServices` for the
-things that are not requests (listing, search, settings, export). Long work is awaited in
-helper tasks the controller tracks; nothing here blocks the event loop.
+It makes the widgets, lays them out and wires them: requests go to the
+:class:`ConversationController`; the menus are built from :mod:`ui.actions`; the workspace
+folder, export and provider/model flows live in :mod:`ui.flows`; the conversation list and
+search call :class:`AppServices` directly. Long work is awaited in helper tasks the controller
+tracks; nothing here blocks the event loop.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
-import os
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import QEvent, Qt
-from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence
+from PySide6.QtGui import QCloseEvent, QIcon
 from PySide6.QtWidgets import (
     QComboBox,
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QMainWindow,
@@ -29,16 +27,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.discovery import LocalServer
+from app import SessionInfo
 from app.services import AppServices
-from app.settings import Settings
 
+from .actions import build_menus
 from .approval import ApprovalCard
 from .composer import Composer
 from .controller import ConversationController
-from .plain import plain_tooltip
+from .flows import STOP_FIRST, ExportFlow, ExportFormat, ModelFlow, WorkspaceFlow
 from .resume_bar import ResumeBar
-from .settings_dialog import SettingsDialog
 from .sidebar import Sidebar
 from .transcript import TranscriptModel, TranscriptView
 from .welcome import WelcomePanel
@@ -119,69 +116,59 @@ class MainWindow(QMainWindow):
         splitter.setStretchFactor(1, 1)
         splitter.setSizes([260, 840])
         self.setCentralWidget(splitter)
+
+        status = self.statusBar()
+        self.workspace = WorkspaceFlow(self, services, self.controller, self.workspace_button,
+                                       status, self.refresh_sessions)
+        self.exports = ExportFlow(self, services, self.controller, status,
+                                  self.sidebar.title_of)
+        self.models = ModelFlow(self, services, self.controller, status,
+                                picker=self.model_picker, provider_label=self.provider_label,
+                                resume_bar=self.resume_bar, stack=self.stack,
+                                transcript=self.transcript, welcome=self.welcome,
+                                focus_composer=self.composer.edit.setFocus)
         self._build_menus()
         self._connect()
         self._closing = False
         self._closed: asyncio.Future[None] | None = None
-        self._workspace_path: str | None = None
+        self._shutdown_task: asyncio.Future[None] | None = None
         self.composer.edit.setFocus()
 
     # --- construction ----------------------------------------------------------------------
 
-    def _action(self, menu: Any, text: str, slot: Any, shortcut: Any = None,
-                name: str = "") -> QAction:
-        action = QAction(text, self)
-        if shortcut is not None:
-            action.setShortcut(QKeySequence(shortcut))
-        if name:
-            action.setObjectName(name)
-        action.triggered.connect(slot)
-        menu.addAction(action)
-        return action
-
     def _build_menus(self) -> None:
-        bar = self.menuBar()
-        file_menu = bar.addMenu("&File")
-        self.new_action = self._action(file_menu, "&New conversation", self.new_conversation,
-                                       QKeySequence.StandardKey.New, "newAction")
-        file_menu.addSeparator()
-        self._action(file_menu, "Export as &Markdown…", lambda: self.export_dialog("md"),
-                     name="exportMarkdownAction")
-        self._action(file_menu, "Export as &JSON…", lambda: self.export_dialog("json"),
-                     name="exportJsonAction")
-        file_menu.addSeparator()
-        self.settings_action = self._action(file_menu, "&Settings…", self.open_settings,
-                                            "Ctrl+,", "settingsAction")
-        file_menu.addSeparator()
-        self.quit_action = self._action(file_menu, "&Quit", self.close, None, "quitAction")
-        # Qt's Quit binding is empty on the Windows key scheme (also offscreen): keep Ctrl+Q.
-        self.quit_action.setShortcuts(
-            QKeySequence.keyBindings(QKeySequence.StandardKey.Quit) or [QKeySequence("Ctrl+Q")])
-        edit_menu = bar.addMenu("&Edit")
-        self.find_action = self._action(edit_menu, "&Search conversations", self.focus_search,
-                                        QKeySequence.StandardKey.Find, "findAction")
-        conversation = bar.addMenu("&Conversation")
-        self._action(conversation, "&Stop answer", self.controller.stop, None, "stopAction")
-        self._action(conversation, "&Rename…", self._rename_current, "F2", "renameAction")
-        self._action(conversation, "&Delete…", self._delete_current, None, "deleteAction")
-        conversation.addSeparator()
-        self.workspace_action = self._action(
-            conversation, "&Workspace folder…", self.choose_workspace, None, "workspaceAction")
-        self.no_workspace_action = self._action(
-            conversation, "&No workspace folder",
-            lambda: self.controller.spawn(self.set_workspace(None)), None, "noWorkspaceAction")
+        c = self.controller
+        actions = build_menus(self, {
+            "newAction": self.new_conversation,
+            "exportMarkdownAction": lambda: self.exports.ask(ExportFormat.MARKDOWN),
+            "exportJsonAction": lambda: self.exports.ask(ExportFormat.JSON),
+            "settingsAction": self.models.open_settings,
+            "quitAction": self.close,
+            "findAction": self.focus_search,
+            "stopAction": c.stop,
+            "renameAction": self._rename_current,
+            "deleteAction": self._delete_current,
+            "workspaceAction": self.workspace.choose,
+            "noWorkspaceAction": lambda: c.spawn(self.workspace.set(None)),
+        })
+        self.new_action = actions["newAction"]
+        self.settings_action = actions["settingsAction"]
+        self.quit_action = actions["quitAction"]
+        self.find_action = actions["findAction"]
+        self.workspace_action = actions["workspaceAction"]
+        self.no_workspace_action = actions["noWorkspaceAction"]
 
     def _connect(self) -> None:
         c = self.controller
         c.busyChanged.connect(self._busy_changed)
-        c.resumeInfoChanged.connect(self._show_resume)
+        c.resumeInfoChanged.connect(self.resume_bar.show_info)
         c.noticeChanged.connect(self.resume_bar.show_notice)
         c.approvalRequested.connect(self.approval_card.ask)
         c.sessionChanged.connect(self._session_changed)
         c.sessionsChanged.connect(lambda: c.spawn(self.refresh_sessions()))
         c.statusMessage.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.services.notify = c.statusMessage.emit
-        self.workspace_button.clicked.connect(self.choose_workspace)
+        self.workspace_button.clicked.connect(self.workspace.choose)
         self.composer.sendRequested.connect(self._send)
         self.composer.stopRequested.connect(c.stop)
         self.resume_bar.resumeRequested.connect(self._resume)
@@ -194,10 +181,11 @@ class MainWindow(QMainWindow):
         self.sidebar.deleteRequested.connect(lambda sid: c.spawn(self._delete(sid)))
         self.sidebar.searchChanged.connect(lambda q: c.spawn(self.search(q)))
         self.model_picker.activated.connect(
-            lambda _i: c.spawn(self._pick_model(self.model_picker.currentText())))
-        self.welcome.offlineRequested.connect(lambda: c.spawn(self.use_simulator()))
-        self.welcome.settingsRequested.connect(self.open_settings)
-        self.welcome.localServerChosen.connect(lambda s: c.spawn(self.use_local_server(s)))
+            lambda _i: c.spawn(self.models.pick(self.model_picker.currentText())))
+        self.welcome.offlineRequested.connect(lambda: c.spawn(self.models.use_simulator()))
+        self.welcome.settingsRequested.connect(self.models.open_settings)
+        self.welcome.localServerChosen.connect(
+            lambda s: c.spawn(self.models.use_local_server(s)))
         self.transcript.delegate.codeCopied.connect(
             lambda _code: self.statusBar().showMessage("Code copied", 3000))
 
@@ -208,13 +196,13 @@ class MainWindow(QMainWindow):
         if self.services.settings_problem:
             self.statusBar().showMessage(self.services.settings_problem, 15000)
         if self.services.settings.configured:
-            await self.apply_settings()
+            await self.models.apply_settings()
         else:
-            self.show_welcome()
+            self.models.show_welcome()
         sessions = await self.refresh_sessions()
         if sessions:
             await self.controller.open_session(sessions[0].id)
-        await self.refresh_workspace()
+        await self.workspace.refresh()
 
     async def run(self) -> None:
         """Start, then wait until the window has closed and cleaned up."""
@@ -222,70 +210,9 @@ class MainWindow(QMainWindow):
         await self.start()
         await self._closed
 
-    def show_welcome(self) -> None:
-        self.stack.setCurrentWidget(self.welcome)
-        self.controller.spawn(self._discover())
-
-    async def _discover(self) -> None:
-        servers = await self.services.discover_local_servers()
-        self.welcome.set_local_servers(servers)
-
-    async def apply_settings(self) -> None:
-        model = await self.services.configure_model()
-        settings = self.services.settings
-        kind = {"openai": "OpenAI-compatible", "anthropic": "Anthropic",
-                "simulator": "Offline simulator — not a real model"}.get(
-                    settings.provider_kind or "", "No provider")
-        where = "" if settings.provider_kind == "simulator" else f" · {settings.base_url}"
-        self.provider_label.setText(f"{kind}{where}")
-        self.stack.setCurrentWidget(self.transcript)
-        self.controller.spawn(self._report_mcp())
-        if model is not None:
-            await self.refresh_models()
-
-    async def _report_mcp(self) -> None:
-        """Say in the status bar which configured MCP servers did not start."""
-        problems = await self.services.mcp_ready()
-        if problems:
-            self.statusBar().showMessage(" ".join(problems), 20000)
-
-    async def refresh_models(self) -> None:
-        settings = self.services.settings
-        try:
-            models = await self.services.list_models()
-        except Exception as err:  # listing is a convenience: keep the chosen model usable
-            log.info("model listing failed: %s", type(err).__name__)
-            self.statusBar().showMessage(f"Could not list models: {err}", 8000)
-            models = []
-        names = list(dict.fromkeys([*([settings.model] if settings.model else []), *models,
-                                    *settings.recent_models]))
-        self.model_picker.clear()
-        self.model_picker.addItems(names)
-        self.model_picker.setCurrentText(settings.model)
-        self.resume_bar.set_models(names, settings.model)
-
-    async def _pick_model(self, name: str) -> None:
-        await self.controller.set_model(name)
-        self.resume_bar.set_models(
-            [self.model_picker.itemText(i) for i in range(self.model_picker.count())], name)
-
-    async def use_simulator(self) -> None:
-        await self.services.start_simulator()
-        await self.apply_settings()
-        self.statusBar().showMessage(
-            "Using the offline simulator: answers echo your message; it is not a real model.",
-            10000)
-        self.composer.edit.setFocus()
-
-    async def use_local_server(self, server: LocalServer) -> None:
-        self.services.save_settings(dataclasses.replace(
-            self.services.settings, provider_kind="openai", base_url=server.base_url,
-            model=server.models[0] if server.models else ""))
-        await self.apply_settings()
-
     # --- conversations ---------------------------------------------------------------------
 
-    async def refresh_sessions(self) -> list[Any]:
+    async def refresh_sessions(self) -> list[SessionInfo]:
         sessions = await self.services.list_sessions()
         badges = await self.services.resumable_sessions()
         self.sidebar.set_sessions(sessions, badges)
@@ -301,7 +228,7 @@ class MainWindow(QMainWindow):
 
     def new_conversation(self) -> None:
         if self.controller.busy:
-            self.statusBar().showMessage("Stop the running answer first (Esc).", 5000)
+            self.statusBar().showMessage(STOP_FIRST, 5000)
             return
         self.controller.spawn(self.controller.open_session(None))
         self.composer.edit.setFocus()
@@ -334,58 +261,18 @@ class MainWindow(QMainWindow):
     def _session_changed(self, session_id: str | None) -> None:
         self.sidebar.set_current(session_id)
         self.transcript.follow()
-        self.controller.spawn(self.refresh_workspace())
+        self.controller.spawn(self.workspace.refresh())
 
-    # --- workspace folder ------------------------------------------------------------------
-
-    def choose_workspace(self) -> None:
-        """Ask for this conversation's workspace folder (its file tools work only there)."""
-        if self.controller.busy:
-            self.statusBar().showMessage("Stop the running answer first (Esc).", 5000)
-            return
-        start = self._workspace_path or str(Path.home())
-        path = QFileDialog.getExistingDirectory(self, "Workspace folder for this conversation",
-                                                start)
-        if path:
-            self.controller.spawn(self.set_workspace(str(Path(path).resolve())))
+    # --- the flows' entry points that tests and main use ------------------------------------
 
     async def set_workspace(self, path: str | None) -> None:
-        """Give the open conversation ``path`` as its workspace (``None``: no file tools)."""
-        c = self.controller
-        if c.busy:
-            self.statusBar().showMessage("Stop the running answer first (Esc).", 5000)
-            return
-        if c.read_only:
-            self.statusBar().showMessage("This conversation is busy in another window.", 5000)
-            return
-        session_id = c.session_id
-        if session_id is None:  # a new conversation: create it now to remember the folder
-            info = await self.services.new_session()
-            await c.open_session(info.id)
-            c.name_on_first_send = info.id  # created empty: named after its first message
-            session_id = info.id
-            await self.refresh_sessions()
-        await self.services.set_workspace(session_id, path)
-        await self.refresh_workspace()
-        self.statusBar().showMessage(
-            f"File tools in this conversation now work in {path}." if path
-            else "This conversation has no file tools now.", 8000)
+        await self.workspace.set(path)
 
     async def refresh_workspace(self) -> None:
-        session_id = self.controller.session_id
-        path = await self.services.workspace(session_id)
-        if session_id != self.controller.session_id:
-            return
-        self._workspace_path = path
-        if path is None:
-            self.workspace_button.setText("No workspace folder")
-            self.workspace_button.setToolTip(
-                "This conversation has no file tools. Click to choose a folder they may use.")
-        else:
-            name = Path(path).name or path
-            missing = not await asyncio.to_thread(os.path.isdir, path)
-            self.workspace_button.setText(f"Folder: {name}" + (" (missing)" if missing else ""))
-            self.workspace_button.setToolTip(plain_tooltip(path))
+        await self.workspace.refresh()
+
+    async def export(self, kind: ExportFormat, path: Path) -> None:
+        await self.exports.export(kind, path)
 
     # --- requests --------------------------------------------------------------------------
 
@@ -411,52 +298,6 @@ class MainWindow(QMainWindow):
         self.model_picker.setEnabled(not busy)
         if busy:
             self.resume_bar.show_info(None)
-
-    def _show_resume(self, info: Any) -> None:
-        self.resume_bar.show_info(info)
-
-    # --- settings & export -----------------------------------------------------------------
-
-    def open_settings(self) -> None:
-        models = [self.model_picker.itemText(i) for i in range(self.model_picker.count())]
-        dialog = SettingsDialog(self.services.settings, self, models)
-        dialog.setModal(True)
-        dialog.accepted.connect(lambda: self._settings_chosen(dialog.result_settings()))
-        dialog.open()
-        self._settings_dialog = dialog  # keep it alive while open
-
-    def _settings_chosen(self, settings: Settings) -> None:
-        from app.errors import SettingsSaveError
-
-        try:
-            self.services.save_settings(settings)
-        except SettingsSaveError as err:  # a full disk: say so, keep the settings in use
-            self.statusBar().showMessage(str(err), 15000)
-            return
-        self.controller.spawn(self.apply_settings())
-
-    def export_dialog(self, kind: str) -> None:
-        if not self.controller.session_id:
-            self.statusBar().showMessage("Open a conversation to export it.", 5000)
-            return
-        suffix = "Markdown (*.md)" if kind == "md" else "JSON (*.json)"
-        title = self.sidebar.title_of(self.controller.session_id) or "conversation"
-        safe = "".join(ch if ch.isalnum() or ch in " -_" else "_" for ch in title)[:60]
-        path, _ = QFileDialog.getSaveFileName(self, "Export conversation",
-                                              f"{safe}.{kind}", suffix)
-        if path:
-            self.controller.spawn(self.export(kind, Path(path)))
-
-    async def export(self, kind: str, path: Path) -> None:
-        session_id = self.controller.session_id
-        if session_id is None:
-            return
-        if kind == "md":
-            text = await self.services.export_markdown(session_id)
-        else:
-            text = await self.services.export_json(session_id)
-        await asyncio.to_thread(path.write_text, text, encoding="utf-8")
-        self.statusBar().showMessage(f"Exported to {path}", 8000)
 
     # --- Qt events -------------------------------------------------------------------------
 

@@ -33,7 +33,6 @@ import uuid
 from collections.abc import (
     AsyncGenerator,
     AsyncIterator,
-    Awaitable,
     Callable,
     Collection,
     Iterable,
@@ -42,41 +41,18 @@ from collections.abc import (
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from .errors import IncompleteStreamError, SessionBusyError, ToolRoundLimitError
-from .events import (
-    AgentEvent,
-    MessageSavedEvent,
-    ModelStoppedEvent,
-    RetryEvent,
-    RunCompletedEvent,
-    RunStartedEvent,
-    TextDeltaEvent,
-    ToolCallEvent,
-    ToolResultEvent,
-)
+from .errors import SessionBusyError, ToolRoundLimitError
+from .events import AgentEvent, ModelStoppedEvent, RunCompletedEvent, RunStartedEvent
 from .hooks import RunContext, call_error_hooks, call_hooks
-from .messages import (
-    AssistantMessage,
-    InternalMessage,
-    Message,
-    StopReason,
-    ToolCall,
-    ToolMessage,
-    UserMessage,
-)
-from .model import Model, ModelRequest, StepBuilder, TextDelta, ToolCallComplete
-from .resume import (
-    CONTINUE_TEXT,
-    RECOVERED_TOOL_TEXT,
-    RETRY_TEXT,
-    ResumeBlocked,
-    ResumeKind,
-    ResumePoint,
-    classify_tail,
-    tail_is_sufficient,
-)
-from .retry import RetryPolicy, is_retryable, retry_after_of, retry_delay
+from .messages import AssistantMessage, InternalMessage, Message, StopReason, UserMessage
+from .model import Model, ModelRequest
+from .plan import plan_request
+from .resume import ResumeBlocked, ResumePoint, classify_tail, tail_is_sufficient
+from .retry import RetryPolicy
+from .run_state import RunState
+from .step import NOT_STARTED_TOOL_TEXT, ModelStep
 from .storage.base import InMemorySessionStore, SessionStore
+from .tool_round import CANCELLED_TOOL_TEXT, DENIED_TOOL_TEXT, ToolApprover, ToolRound
 from .tools import FunctionTool, as_tool
 
 __all__ = [
@@ -93,19 +69,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-CANCELLED_TOOL_TEXT: Final = (
-    "The user stopped the request while this tool was running, so it was cancelled before it "
-    "finished; whatever it changes may have partly happened. Check the current state before "
-    "running it again."
-)
-DENIED_TOOL_TEXT: Final = "The user denied this tool call, so it did not run."
-NOT_STARTED_TOOL_TEXT: Final = (
-    "The user stopped the request before this tool started, so it did not run."
-)
 GOAL_COMPLETE_MARKER: Final = "GOAL COMPLETE"
 
-ToolApprover = Callable[[ToolCall, FunctionTool], Awaitable[bool]]
-"""Asked before a tool with side effects runs; ``False`` answers the call as denied."""
 
 class BusySessions:
     """Sessions with a request in flight in this process, by ``(store lock key, session id)``.
@@ -183,23 +148,6 @@ async def read_resume_status(store: SessionStore, session_id: str) -> ResumePoin
         if tail_is_sufficient(tail, complete=len(tail) < n):
             return classify_tail(tail)
         n *= 4  # ends with more tool results than read so far: reach back to their owner
-
-
-def _repairs(outcome: ResumePoint, not_started: Collection[str] = ()) -> list[Message]:
-    """Messages that make the history ready for the model, per resume kind (SPEC A2).
-
-    Unanswered calls in ``not_started`` get no repair: the caller runs them instead.
-    """
-    if outcome.kind is ResumeKind.RECOVER_TOOLS:
-        return [
-            ToolMessage(c.id, c.name, RECOVERED_TOOL_TEXT, success=False)
-            for c in outcome.unanswered_tool_calls if c.id not in not_started
-        ]
-    if outcome.kind is ResumeKind.RETRY_RESPONSE:
-        return [InternalMessage(RETRY_TEXT)]
-    if outcome.kind is ResumeKind.CONTINUE_RESPONSE:
-        return [InternalMessage(CONTINUE_TEXT)]
-    return []
 
 
 def _goal_met(message: AssistantMessage) -> bool:
@@ -336,36 +284,23 @@ class Agent:
         )
         completed = False
         try:
-            history = await self.store.load(self.session_id)
-            ctx._history = history
-            outcome = classify_tail(history)
-            if user is None and isinstance(outcome, ResumePoint):
-                ctx.resume_kind = outcome.kind  # before_run already knows what resume will do
+            state = RunState(self.store, ctx, await self.store.load(self.session_id))
+            plan = plan_request(state.messages, user, not_started)
+            ctx.resume_kind = plan.resume_kind  # before_run already knows what resume will do
             await call_hooks(self.extensions, "before_run", ctx)
-            run_now: list[ToolCall] = []
-            if user is None:
-                if isinstance(outcome, ResumeBlocked):
-                    raise outcome.error()
-                ctx.resume_kind = outcome.kind
-                to_save = _repairs(outcome, not_started)
-                if outcome.kind is ResumeKind.RECOVER_TOOLS:
-                    run_now = [c for c in outcome.unanswered_tool_calls if c.id in not_started]
-            else:
-                # Close unanswered calls first: providers reject a history that has them.
-                to_save = [user]
-                if isinstance(outcome, ResumePoint) and outcome.kind is ResumeKind.RECOVER_TOOLS:
-                    to_save = [*_repairs(outcome), user]
+            if plan.blocked is not None:
+                raise plan.blocked.error()
             yield RunStartedEvent(self.session_id, ctx.request_id, ctx.resume_kind)
-            for event in await self._save(ctx, to_save):
+            for event in await state.save(plan.to_save):
                 yield event
             if user is not None:
                 await call_hooks(self.extensions, "on_message", ctx)
-            if run_now:  # calls that provably never started: run them now (approval again)
-                async with contextlib.aclosing(self._run_tools(ctx, run_now)) as run:
+            if plan.run_now:  # calls that provably never started: run them now (approval again)
+                async with contextlib.aclosing(self._tool_round(state).run(plan.run_now)) as run:
                     async for event in run:
                         yield event
             reply: AssistantMessage | None = None
-            async with contextlib.aclosing(self._steps(ctx, model, goal)) as steps:
+            async with contextlib.aclosing(self._steps(state, model, goal)) as steps:
                 async for event in steps:
                     if isinstance(event, RunCompletedEvent):
                         reply = event.reply
@@ -389,79 +324,44 @@ class Agent:
         finally:
             release()
 
-    async def _save(self, ctx: RunContext, messages: Sequence[Message]) -> list[AgentEvent]:
-        """Commit ``messages`` together (all or none) and return their MESSAGE_SAVED events."""
-        if not messages:
-            return []
-        task = asyncio.ensure_future(self._commit(ctx, messages))
-        try:
-            result = await asyncio.shield(task)
-        except asyncio.CancelledError:
-            # Stop during a commit: the commit completes (it is shielded); keep the in-memory
-            # history in step with the database before letting the cancellation through.
-            with contextlib.suppress(Exception):
-                await task
-                if not task.cancelled() and task.exception() is None:
-                    ctx._history.extend(messages)
-            raise
-        seqs = result
-        ctx._history.extend(messages)
-        return [MessageSavedEvent(m, s) for m, s in zip(messages, seqs, strict=True)]
+    def _tool_round(self, state: RunState) -> ToolRound:
+        return ToolRound(state, self._tools, self.approve_tool)
 
-    async def _commit(self, ctx: RunContext, messages: Sequence[Message]) -> list[int]:
-        if len(messages) == 1:
-            return [await self.store.append(self.session_id, ctx.request_id, messages[0])]
-        return await self.store.append_many(self.session_id, ctx.request_id, messages)
+    def _system_prompt(self, goal: str | None) -> str | None:
+        system_prompt = self.config.system_prompt
+        if not goal:
+            return system_prompt
+        return (f"{system_prompt}\n\n" if system_prompt else "") + (
+            f"Goal of this request: {goal}\nKeep working until the goal is fully met. "
+            f"When it is, end your reply with a line that says {GOAL_COMPLETE_MARKER}."
+        )
 
     async def _steps(
-        self, ctx: RunContext, model: Model, goal: str | None
+        self, state: RunState, model: Model, goal: str | None
     ) -> AsyncGenerator[AgentEvent, None]:
         """Model steps and tool rounds until the turn ends; the last event is RUN_COMPLETED."""
         config = self.config
         specs = tuple(t.spec for t in self._tools.values())
-        system_prompt = config.system_prompt
-        if goal:
-            system_prompt = (
-                f"{system_prompt}\n\n" if system_prompt else ""
-            ) + (
-                f"Goal of this request: {goal}\nKeep working until the goal is fully met. "
-                f"When it is, end your reply with a line that says {GOAL_COMPLETE_MARKER}."
-            )
+        system_prompt = self._system_prompt(goal)
         tool_rounds = pause_turns = goal_turns = 0
         while True:
             request = ModelRequest(
-                messages=tuple(ctx._history),
+                messages=tuple(state.messages),
                 tools=specs,
                 system_prompt=system_prompt,
                 max_output_tokens=config.max_output_tokens,
             )
-            builder = StepBuilder()
-            async with contextlib.aclosing(self._one_step(ctx, model, request, builder)) as step:
-                async for event in step:
+            step = ModelStep(state, model, request, config.retry)
+            async with contextlib.aclosing(step.run()) as events:
+                async for event in events:
                     yield event
-            assert builder.end is not None
-            stop = builder.end.stop_reason
-            if builder.tool_calls and stop in (None, StopReason.TOOL_USE, StopReason.END_TURN):
-                stop = StopReason.TOOL_USE  # some servers (Ollama) say "stop" with tool calls
-            elif stop is None or stop is StopReason.TOOL_USE:
-                stop = StopReason.END_TURN  # "tool use" without a single call: nothing to run
-            message = builder.to_message(stop_reason=stop, model=getattr(model, "name", None))
-            try:
-                for event in await self._save(ctx, [message]):
-                    yield event
-            except (asyncio.CancelledError, GeneratorExit):
-                # Stopped after the step was committed but before its tools started: they
-                # provably never ran, so say that (not "may or may not have run").
-                if message.tool_calls and ctx._history and ctx._history[-1] is message:
-                    with contextlib.suppress(Exception):
-                        await self._save(ctx, [
-                            ToolMessage(c.id, c.name, NOT_STARTED_TOOL_TEXT, success=False)
-                            for c in message.tool_calls
-                        ])
-                raise
-
+            message = step.message
+            assert message is not None
+            stop = message.stop_reason
             if stop is StopReason.TOOL_USE:
-                async with contextlib.aclosing(self._run_tools(ctx, message.tool_calls)) as run:
+                async with contextlib.aclosing(
+                    self._tool_round(state).run(message.tool_calls)
+                ) as run:
                     async for event in run:
                         yield event
                 tool_rounds += 1
@@ -471,7 +371,7 @@ class Agent:
             if stop is StopReason.END_TURN:
                 if goal and not _goal_met(message) and goal_turns < config.max_goal_turns:
                     goal_turns += 1
-                    for event in await self._save(ctx, [InternalMessage(
+                    for event in await state.save([InternalMessage(
                         f"The goal is not reported as met yet: {goal}\nContinue working toward "
                         f"it. When it is fully met, end your reply with a line that says "
                         f"{GOAL_COMPLETE_MARKER}."
@@ -480,139 +380,13 @@ class Agent:
                     continue
                 yield RunCompletedEvent(message)
                 return
+            assert stop is not None
             yield ModelStoppedEvent(stop, message)
             if stop is StopReason.PAUSED and pause_turns < config.max_pause_turns:
                 pause_turns += 1
                 continue
             yield RunCompletedEvent(message)
             return
-
-    async def _one_step(
-        self, ctx: RunContext, model: Model, request: ModelRequest, builder: StepBuilder
-    ) -> AsyncGenerator[AgentEvent, None]:
-        """Stream one model step into ``builder``, retrying failures that precede any output."""
-        attempt = 0
-        while True:
-            attempt += 1
-            stream: AsyncIterator[Any] | None = None
-            try:
-                try:
-                    stream = model.stream(request)
-                    async for event in stream:
-                        builder.feed(event)
-                        if isinstance(event, TextDelta):
-                            if event.text:
-                                yield TextDeltaEvent(event.text)
-                        elif isinstance(event, ToolCallComplete):
-                            yield ToolCallEvent(event.call)
-                finally:
-                    # Release the provider's connection now, not when the GC gets to it.
-                    close = getattr(stream, "aclose", None) if stream is not None else None
-                    if close is not None:
-                        await close()
-                if builder.end is None:
-                    raise IncompleteStreamError(
-                        "The model's response ended without saying why it stopped; the stream "
-                        "was probably cut. Resume to try again."
-                    )
-                return
-            except asyncio.CancelledError:
-                raise  # Stop while streaming: nothing of this step is saved
-            except Exception as err:
-                if builder.started:
-                    # A cut stream: keep what arrived so resume can redo it knowingly.
-                    partial = builder.to_message(
-                        stop_reason=StopReason.INTERRUPTED, model=getattr(model, "name", None)
-                    )
-                    saved: AssistantMessage | None = None
-                    if partial.content:
-                        for saved_event in await self._save(ctx, [partial]):
-                            yield saved_event
-                        saved = partial
-                    yield ModelStoppedEvent(StopReason.INTERRUPTED, saved, error=str(err))
-                    raise
-                delay = (
-                    retry_delay(self.config.retry, attempt, retry_after_of(err))
-                    if is_retryable(err) else None
-                )
-                if delay is None:
-                    raise
-                log.info("model request failed (%s); retry %d in %.2fs",
-                         type(err).__name__, attempt, delay)
-                yield RetryEvent(attempt, delay, str(err))
-                await asyncio.sleep(delay)
-
-    async def _run_tools(
-        self, ctx: RunContext, calls: Sequence[ToolCall]
-    ) -> AsyncGenerator[AgentEvent, None]:
-        """Run the step's calls concurrently; commit each result as it arrives."""
-        tasks = {call.id: asyncio.ensure_future(self._call_tool(call)) for call in calls}
-        saved: set[str] = set()
-        by_id = {call.id: call for call in calls}
-        try:
-            pending = set(tasks.values())
-            while pending:
-                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-                for call in calls:  # the calls' own order among those that finished together
-                    task = tasks[call.id]
-                    if task in done:
-                        result = task.result()
-                        # Marked before the commit: the commit is shielded, so once begun it
-                        # completes even if Stop arrives now; answering it again on the way
-                        # out would save the call's result twice.
-                        saved.add(call.id)
-                        try:
-                            events = await self._save(ctx, [result])
-                        except asyncio.CancelledError:
-                            raise
-                        except BaseException:
-                            saved.discard(call.id)  # the commit failed: it is not saved
-                            raise
-                        for event in events:
-                            yield event
-                        yield ToolResultEvent(call, result)
-        except BaseException as error:
-            # Stop during tools (or the consumer left, or a save failed): cancel what still
-            # runs, then answer every call that has no saved result, keeping results that did
-            # arrive.
-            stopped = isinstance(error, asyncio.CancelledError | GeneratorExit)
-            unfinished_text = CANCELLED_TOOL_TEXT if stopped else (
-                f"The request failed while this tool was running ({type(error).__name__}), so "
-                "it was cancelled before it finished; whatever it changes may have partly "
-                "happened. Check the current state before running it again."
-            )
-            for task in tasks.values():
-                task.cancel()
-            await asyncio.gather(*tasks.values(), return_exceptions=True)
-            answers: list[Message] = []
-            for call_id, task in tasks.items():
-                if call_id in saved:
-                    continue
-                call = by_id[call_id]
-                if task.cancelled() or task.exception() is not None:
-                    answers.append(
-                        ToolMessage(call.id, call.name, unfinished_text, success=False)
-                    )
-                else:
-                    answers.append(task.result())
-            with contextlib.suppress(Exception):
-                await self._save(ctx, answers)
-            raise
-
-    async def _call_tool(self, call: ToolCall) -> ToolMessage:
-        tool = self._tools.get(call.name)
-        if tool is None:
-            known = ", ".join(sorted(self._tools)) or "none"
-            return ToolMessage(
-                call.id, call.name,
-                f"There is no tool named {call.name!r}; the available tools are: {known}.",
-                success=False,
-            )
-        if tool.side_effects and self.approve_tool is not None:
-            if not await self.approve_tool(call, tool):
-                return ToolMessage(call.id, call.name, DENIED_TOOL_TEXT, success=False)
-        result = await tool.invoke(call)
-        return ToolMessage(call.id, call.name, result.content, success=result.success)
 
 
 async def _final_reply(events: AsyncIterator[AgentEvent]) -> AssistantMessage:

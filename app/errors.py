@@ -33,7 +33,10 @@ API key: provider errors are built from status, error type and the provider's me
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from .resume import BlockedReason
 
 __all__ = [
     "RESUME_ERROR_REASONS",
@@ -77,16 +80,19 @@ RESUME_ERROR_REASONS: Final = frozenset(
 
 
 class AgentResumeError(AgentError):
-    """There is nothing to resume; ``reason`` says why in one word."""
+    """There is nothing to resume; ``reason`` (a :class:`app.resume.BlockedReason`, equal to
+    its word) says why."""
 
     def __init__(self, reason: str, message: str | None = None) -> None:
+        from .resume import BlockedReason  # resume imports this module
+
         if reason not in RESUME_ERROR_REASONS:
             raise ValueError(f"unknown resume error reason {reason!r}")
-        self.reason = reason
+        self.reason: BlockedReason = BlockedReason(reason)
         super().__init__(message or reason)
 
     def __reduce__(self) -> tuple[type[AgentResumeError], tuple[str, str]]:
-        return (type(self), (self.reason, str(self)))
+        return (type(self), (self.reason.value, str(self)))
 
 
 class SessionBusyError(AgentError):

@@ -31,7 +31,11 @@ class RunContext:
     input_message: UserMessage | None
     resume_kind: ResumeKind | None
     goal: str | None = None
-    _history: list[Message] = field(default_factory=list, repr=False)
+    _history: Sequence[Message] = field(default=(), repr=False)
+
+    def _bind(self, messages: Sequence[Message]) -> None:
+        """Show ``messages`` (the runtime's live list, which only the runtime writes)."""
+        self._history = messages
 
     @property
     def history(self) -> tuple[Message, ...]:

@@ -23,6 +23,7 @@ __all__ = [
     "StopReason",
     "ToolCall",
     "ToolMessage",
+    "ToolOutcome",
     "Usage",
     "UserMessage",
     "effective_stop_reason",
@@ -50,6 +51,21 @@ class StopReason(StrEnum):
     PAUSED = "paused"
     REFUSAL = "refusal"
     CONTEXT_FULL = "context_full"
+
+
+class ToolOutcome(StrEnum):
+    """What became of one tool call, as its result records it. Values are stable (stored).
+
+    ``MAY_HAVE_RUN``: the call was interrupted in a way that leaves its effect unknown (the
+    process died while it ran, or a sync tool outlived Stop and may still complete).
+    """
+
+    DONE = "done"
+    FAILED = "failed"
+    DENIED = "denied"
+    CANCELLED = "cancelled"
+    NOT_STARTED = "not_started"
+    MAY_HAVE_RUN = "may_have_run"
 
 
 def parse_stop_reason(value: StopReason | str | None) -> StopReason | str | None:
@@ -152,12 +168,22 @@ class AssistantMessage:
 
 @dataclass(frozen=True, slots=True)
 class ToolMessage:
-    """The answer to one tool call. ``success=False`` is a failed result (an error text)."""
+    """The answer to one tool call. ``success=False`` is a failed result (an error text).
+
+    ``outcome`` says what became of the call (``None``: not recorded, e.g. a message saved
+    before outcomes existed; read ``success`` and the text then). It is for the host's
+    display only, so it takes no part in equality: the model sees the same answer either way.
+    """
 
     tool_call_id: str
     name: str
     content: str
     success: bool = True
+    outcome: ToolOutcome | None = field(default=None, kw_only=True, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.outcome is not None:  # its word is accepted too
+            object.__setattr__(self, "outcome", ToolOutcome(self.outcome))
 
 
 Message: TypeAlias = UserMessage | InternalMessage | AssistantMessage | ToolMessage
@@ -204,6 +230,8 @@ def message_to_dict(message: Message) -> dict[str, Any]:
         data["name"] = message.name
         data["content"] = message.content
         data["success"] = message.success
+        if message.outcome is not None:
+            data["outcome"] = message.outcome.value
     return data
 
 
@@ -212,6 +240,20 @@ def _str(data: Mapping[str, Any], key: str, default: str | None = None) -> str:
     if not isinstance(value, str):
         raise MessageFormatError(f"message field {key!r} must be a string, got {value!r:.80}")
     return value
+
+
+def _outcome(value: Any) -> ToolOutcome | None:
+    """A stored outcome; ``None`` when absent or written by a newer version with a new word."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise MessageFormatError(
+            f"tool message field 'outcome' must be a string, got {value!r:.80}"
+        )
+    try:
+        return ToolOutcome(value)
+    except ValueError:
+        return None
 
 
 def message_from_dict(data: Mapping[str, Any]) -> Message:
@@ -264,6 +306,7 @@ def message_from_dict(data: Mapping[str, Any]) -> Message:
             name=_str(data, "name"),
             content=_str(data, "content"),
             success=success,
+            outcome=_outcome(data.get("outcome")),
         )
     raise MessageFormatError(f"unknown message type {kind!r}")
 

@@ -24,6 +24,7 @@ from .messages import (
     StopReason,
     ToolCall,
     ToolMessage,
+    ToolOutcome,
     UserMessage,
     effective_stop_reason,
 )
@@ -32,12 +33,13 @@ __all__ = [
     "CONTINUE_TEXT",
     "RECOVERED_TOOL_TEXT",
     "RETRY_TEXT",
+    "BlockedReason",
     "ResumeBlocked",
     "ResumeKind",
     "ResumePoint",
     "classify_tail",
+    "recovered_result",
     "tail_is_sufficient",
-    "unanswered_calls",
 ]
 
 RECOVERED_TOOL_TEXT: Final = (
@@ -67,6 +69,17 @@ class ResumeKind(StrEnum):
     CONTINUE_RESPONSE = "continue_response"
 
 
+class BlockedReason(StrEnum):
+    """Why there is nothing to resume (the :class:`AgentResumeError` word; values are stable)."""
+
+    EMPTY = "empty"
+    COMPLETED = "completed"
+    REFUSED = "refused"
+    CONTEXT_FULL = "context_full"
+    UNKNOWN_STOP = "unknown_stop"
+    MALFORMED = "malformed"
+
+
 @dataclass(frozen=True, slots=True)
 class ResumePoint:
     """Where an interrupted request can be picked up (``description`` fits a tooltip)."""
@@ -80,8 +93,11 @@ class ResumePoint:
 class ResumeBlocked:
     """Why there is nothing to resume: ``reason`` is the :class:`AgentResumeError` word."""
 
-    reason: str
+    reason: BlockedReason
     description: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "reason", BlockedReason(self.reason))
 
     def error(self) -> AgentResumeError:
         return AgentResumeError(self.reason, self.description)
@@ -108,19 +124,19 @@ def tail_is_sufficient(tail: Sequence[Message], *, complete: bool) -> bool:
     return any(not isinstance(m, ToolMessage) for m in tail)
 
 
-def unanswered_calls(tail: Sequence[Message]) -> tuple[ToolCall, ...]:
-    """Calls of the last assistant message that have no result after it (empty if none)."""
-    outcome = classify_tail(tail)
-    if isinstance(outcome, ResumePoint):
-        return outcome.unanswered_tool_calls
-    return ()
+def recovered_result(call: ToolCall) -> ToolMessage:
+    """The answer to a call a stopped process left unanswered: it may or may not have run."""
+    return ToolMessage(
+        call.id, call.name, RECOVERED_TOOL_TEXT, success=False, outcome=ToolOutcome.MAY_HAVE_RUN
+    )
 
 
 def classify_tail(tail: Sequence[Message]) -> ResumePoint | ResumeBlocked:
     """Decide how to resume a history from its last messages (SPEC A2's table)."""
     if not tail:
         return ResumeBlocked(
-            "empty", "This conversation has no messages yet, so there is nothing to resume."
+            BlockedReason.EMPTY,
+            "This conversation has no messages yet, so there is nothing to resume.",
         )
     last = tail[-1]
 
@@ -161,22 +177,23 @@ def classify_tail(tail: Sequence[Message]) -> ResumePoint | ResumeBlocked:
         )
     if stop in (StopReason.END_TURN, StopReason.TOOL_USE):
         return ResumeBlocked(
-            "completed", "The last request finished normally, so there is nothing to resume."
+            BlockedReason.COMPLETED,
+            "The last request finished normally, so there is nothing to resume.",
         )
     if stop is StopReason.REFUSAL:
         return ResumeBlocked(
-            "refused",
+            BlockedReason.REFUSED,
             "The model refused this request, and sending it again would be refused again; "
             "rephrase the request instead.",
         )
     if stop is StopReason.CONTEXT_FULL:
         return ResumeBlocked(
-            "context_full",
+            BlockedReason.CONTEXT_FULL,
             "The conversation filled the model's context window, so resending it would fill it "
             "again; start a new conversation or shorten this one.",
         )
     return ResumeBlocked(
-        "unknown_stop",
+        BlockedReason.UNKNOWN_STOP,
         f"The model stopped for a reason Continuum does not know ({stop!s:.60}), so it cannot "
         "tell how to resume safely. Send a new message to continue the conversation.",
     )
@@ -193,7 +210,7 @@ def _after_tool_results(tail: Sequence[Message]) -> ResumePoint | ResumeBlocked:
     owner = tail[index] if index >= 0 else None
     if not isinstance(owner, AssistantMessage) or not owner.tool_calls:
         return ResumeBlocked(
-            "malformed",
+            BlockedReason.MALFORMED,
             "The history ends with a tool result that answers no tool call, so it cannot be "
             "resumed safely; start a new request instead.",
         )
@@ -202,7 +219,7 @@ def _after_tool_results(tail: Sequence[Message]) -> ResumePoint | ResumeBlocked:
     for message in answered:
         if message.tool_call_id not in call_ids or message.tool_call_id in seen:
             return ResumeBlocked(
-                "malformed",
+                BlockedReason.MALFORMED,
                 f"The history ends with a tool result for call {message.tool_call_id!r}, which "
                 "the preceding assistant message did not ask for (or answers twice), so it "
                 "cannot be resumed safely; start a new request instead.",

@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeVar, overload
 
-from ..messages import ToolCall
+from ..messages import ToolCall, ToolOutcome
 from ..model import ToolSpec
 
 __all__ = [
@@ -76,10 +76,16 @@ class ToolArgumentError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:
-    """What one call produced: content for the model, and whether it succeeded."""
+    """What one call produced: content for the model, and whether it succeeded.
+
+    ``outcome`` is set where ``success`` alone would mislead (a sync call that outlived Stop
+    and may still complete is ``MAY_HAVE_RUN``); ``None`` means "done" or "failed" by
+    ``success``.
+    """
 
     content: str
     success: bool = True
+    outcome: ToolOutcome | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,8 +196,10 @@ class FunctionTool:
                 f"{why}. It cannot be interrupted and was still running when this was written, "
                 f"so it {MAY_STILL_COMPLETE}: whatever it changes may or may "
                 "not have happened. Check the current state before relying on it or running "
-                "it again.", success=False)
-        return ToolResult(STOPPED_STILL_RUNNING_TEXT, success=False)
+                "it again.", success=False, outcome=ToolOutcome.MAY_HAVE_RUN)
+        return ToolResult(
+            STOPPED_STILL_RUNNING_TEXT, success=False, outcome=ToolOutcome.MAY_HAVE_RUN
+        )
 
     def _bind(self, arguments: dict[str, Any]) -> dict[str, Any]:
         signature = self._signature or inspect.signature(self.function)

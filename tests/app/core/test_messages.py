@@ -111,8 +111,9 @@ def test_tool_call_positional_order() -> None:
     assert [f.name for f in dataclasses.fields(ToolCall)] == ["id", "name", "arguments"]
     assert ToolCall("x", "y").arguments_dict() == {}
     assert [f.name for f in dataclasses.fields(ToolMessage)] == [
-        "tool_call_id", "name", "content", "success"
+        "tool_call_id", "name", "content", "success", "outcome"
     ]
+    assert dataclasses.fields(ToolMessage)[-1].kw_only  # positional order is unchanged
     assert [f.name for f in dataclasses.fields(AssistantMessage)] == [
         "content", "tool_calls", "stop_reason", "model", "usage"
     ]

@@ -27,13 +27,12 @@ from app import (
     TextDeltaEvent,
     ToolCall,
     ToolCallEvent,
-    ToolMessage,
     ToolResultEvent,
 )
 from app.resume import ResumeKind
 from app.services import ApprovalDecision, AppServices, ResumeInfo
 
-from .transcript.model import ItemKind, ToolState, TranscriptModel
+from .transcript.model import ToolState, TranscriptModel
 
 __all__ = ["ConversationController"]
 
@@ -184,10 +183,8 @@ class ConversationController(QObject):
         if session_id != self.session_id:
             return
         self.resume_info = info
-        for call in info.awaiting_approval:  # never started: not "may or may not have run"
-            card = self.model.tool_item(call.id)
-            if card is not None and card.state is ToolState.UNKNOWN:
-                self.model.set_tool_state(call.id, ToolState.REQUESTED)
+        # Never started: not "may or may not have run".
+        self.model.mark_requested(call.id for call in info.awaiting_approval)
         if show_draft and info.draft and info.stop is not None:
             self.model.add_draft(info.draft, info.stop.message)
         if self.read_only:
@@ -315,27 +312,13 @@ class ConversationController(QObject):
         may or may not have happened.
         """
         session_id = self.session_id
-        unsettled = (ToolState.RUNNING, ToolState.AWAITING_APPROVAL)
-        running = [item for item in self.model.items()
-                   if item.kind is ItemKind.TOOL and item.state in unsettled]
-        if session_id is None or not running:
+        unsettled = self.model.unsettled_tools()
+        if session_id is None or not unsettled:
             return
         history = await self.services.history(session_id)
         if session_id != self.session_id:
             return
-        for message in history:
-            if isinstance(message, ToolMessage):
-                card = self.model.tool_item(message.tool_call_id)
-                if card is not None and card.state in unsettled:
-                    self.model.tool_result(message)
-        for card in running:
-            if card.state in unsettled:
-                card.state = ToolState.UNKNOWN
-                card.touch()
-                row = self.model.row_of(card)
-                if row >= 0:
-                    index = self.model.index(row, 0)
-                    self.model.dataChanged.emit(index, index)
+        self.model.settle_tools(history, unsettled)
 
     async def _consume(self, make: Callable[[str], AsyncIterator[AgentEvent]]) -> None:
         session_id = self.session_id

@@ -219,6 +219,7 @@ class TranscriptDelegate(QStyledItemDelegate):
         arrow = "▾" if item.expanded else "▸"
         colour = {ToolState.DONE: "#2e7d32", ToolState.FAILED: "#c62828",
                   ToolState.DENIED: "#c62828", ToolState.CANCELLED: "#6d4c41",
+                  ToolState.NOT_RUN: "#6d4c41",
                   ToolState.AWAITING_APPROVAL: "#8e24aa", ToolState.REQUESTED: "#8e24aa",
                   ToolState.UNKNOWN: "#e65100"}.get(state, "#1565c0")
         head = (f'<a href="{TOGGLE_SCHEME}:" style="text-decoration:none;">{arrow} Tool '

@@ -48,6 +48,7 @@ _TOOL_STATE_WORDS = {
     ToolState.FAILED: "failed",
     ToolState.DENIED: "denied — did not run",
     ToolState.CANCELLED: "cancelled",
+    ToolState.NOT_RUN: "did not run — stopped before it started",
     ToolState.UNKNOWN: "interrupted — may or may not have run",
 }
 

@@ -1,0 +1,401 @@
+"""The transcript's rows, derived from messages and agent events: pure Python, no Qt.
+
+Rows are not the stored messages one to one: an assistant step becomes a text row plus one tool
+card per call, and a tool result updates its card instead of adding a row. :func:`rows_from_history`
+turns a saved conversation into :class:`Rows`; each live event is a method of :class:`Rows` that
+returns a :class:`RowChange` (rows to remove, rows to append, rows whose data changed) and never
+touches the row list itself: the Qt model (``model.py``) applies the change between Qt's
+begin/end calls. A tool card's state comes from the result's recorded outcome
+(:func:`tool_state`); only results saved before outcomes existed are read from their text.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+import json
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass, field
+from typing import Final
+
+from app import (
+    CANCELLED_TOOL_TEXT,
+    DENIED_TOOL_TEXT,
+    NOT_STARTED_TOOL_TEXT,
+    AssistantMessage,
+    InternalMessage,
+    Message,
+    StopReason,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
+from app.messages import ToolOutcome
+from app.resume import CONTINUE_TEXT, RECOVERED_TOOL_TEXT, RETRY_TEXT
+from app.tools import MAY_STILL_COMPLETE
+
+__all__ = [
+    "UNSETTLED",
+    "ItemKind",
+    "RowChange",
+    "Rows",
+    "ToolState",
+    "TranscriptItem",
+    "note_label",
+    "rows_from_history",
+    "shown_stop_reason",
+    "tool_state",
+]
+
+
+class ItemKind(enum.StrEnum):
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+    NOTE = "note"  # an InternalMessage: small and discreet
+    DRAFT = "draft"  # text that was on screen when a request died; never part of the history
+
+
+class ToolState(enum.StrEnum):
+    REQUESTED = "requested"  # asked for, not started (e.g. was awaiting approval at a crash)
+    AWAITING_APPROVAL = "awaiting_approval"  # the approval card is asking the person
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    DENIED = "denied"
+    CANCELLED = "cancelled"  # Stop pressed while it ran (or while it awaited approval)
+    NOT_RUN = "not_run"  # answered without running: Stop came before it started
+    UNKNOWN = "unknown"  # interrupted: the app stopped while it ran; may or may not have run
+
+
+UNSETTLED: Final = frozenset({ToolState.RUNNING, ToolState.AWAITING_APPROVAL})
+"""Card states that a finished request must not leave behind (see :meth:`Rows.settle`)."""
+
+_OUTCOME_STATES: Final[dict[ToolOutcome, ToolState]] = {
+    ToolOutcome.DONE: ToolState.DONE,
+    ToolOutcome.FAILED: ToolState.FAILED,
+    ToolOutcome.DENIED: ToolState.DENIED,
+    ToolOutcome.CANCELLED: ToolState.CANCELLED,
+    ToolOutcome.NOT_STARTED: ToolState.NOT_RUN,
+    ToolOutcome.MAY_HAVE_RUN: ToolState.UNKNOWN,
+}
+
+_ids = itertools.count(1)
+
+
+@dataclass(eq=False, slots=True)
+class TranscriptItem:
+    kind: ItemKind
+    text: str = ""
+    streaming: bool = False
+    # Assistant rows: why the step stopped when it was not a normal end (shown as a footer).
+    stop_reason: str | None = None
+    # Drawn without a header, right under the row before it (a continued response).
+    joined: bool = False
+    # Tool cards.
+    call: ToolCall | None = None
+    result: str | None = None
+    state: ToolState | None = None
+    expanded: bool = False
+    # Notes: a short visible label; the full internal text goes in the tooltip.
+    detail: str = ""
+    uid: int = field(default_factory=lambda: next(_ids))
+    version: int = 0  # bumped on every change: renders are cached per (uid, version)
+
+    def touch(self) -> None:
+        self.version += 1
+
+    @property
+    def arguments_text(self) -> str:
+        if self.call is None:
+            return ""
+        return json.dumps(self.call.arguments_dict(), indent=2, ensure_ascii=False)
+
+    def accessible_text(self) -> str:
+        if self.kind is ItemKind.TOOL and self.call is not None:
+            return f"Tool {self.call.name}: {self.state or ''}"
+        return f"{self.kind.value}: {self.text[:500]}"
+
+
+def note_label(content: str) -> str:
+    """A short label for an internal message (the model reads the long text, people this)."""
+    if content == CONTINUE_TEXT:
+        return "Continued after the output limit"
+    if content == RETRY_TEXT:
+        return "Asked the model to redo the interrupted response"
+    first = content.strip().splitlines()[0] if content.strip() else ""
+    return first if len(first) <= 120 else first[:117] + "…"
+
+
+def shown_stop_reason(reason: StopReason | str | None) -> str | None:
+    """The stop reason an answer's footer names (``None``: a normal end, no footer)."""
+    if reason in (None, StopReason.END_TURN, StopReason.TOOL_USE):
+        return None
+    return str(reason)
+
+
+def tool_state(message: ToolMessage) -> ToolState:
+    """How a tool card shows ``message``, the call's answer: from its recorded outcome.
+
+    A result saved before outcomes were recorded (``outcome`` is ``None``) is read from its
+    success flag and the core's fixed texts.
+    """
+    outcome = getattr(message, "outcome", None)
+    if outcome is not None:
+        return _OUTCOME_STATES[ToolOutcome(outcome)]
+    if message.content == RECOVERED_TOOL_TEXT:
+        return ToolState.UNKNOWN
+    if message.success:
+        return ToolState.DONE
+    if MAY_STILL_COMPLETE in message.content:
+        return ToolState.UNKNOWN
+    return {
+        DENIED_TOOL_TEXT: ToolState.DENIED,
+        CANCELLED_TOOL_TEXT: ToolState.CANCELLED,
+        NOT_STARTED_TOOL_TEXT: ToolState.NOT_RUN,
+    }.get(message.content, ToolState.FAILED)
+
+
+@dataclass(slots=True)
+class RowChange:
+    """What one event does to the rows, applied in this order: remove, append, announce."""
+
+    remove: list[TranscriptItem] = field(default_factory=list)
+    insert: list[TranscriptItem] = field(default_factory=list)  # appended at the end
+    changed: list[TranscriptItem] = field(default_factory=list)  # already shown, data changed
+
+    def __bool__(self) -> bool:
+        return bool(self.remove or self.insert or self.changed)
+
+    def then(self, other: RowChange) -> RowChange:
+        """This change followed by ``other`` (one change for a compound event)."""
+        self.remove.extend(other.remove)
+        self.insert.extend(other.insert)
+        self.changed.extend(item for item in other.changed if item not in self.changed)
+        return self
+
+
+def _answer(card: TranscriptItem, message: ToolMessage) -> None:
+    card.result = message.content
+    card.state = tool_state(message)
+    card.touch()
+
+
+def _card(call: ToolCall, state: ToolState | None = ToolState.RUNNING) -> TranscriptItem:
+    return TranscriptItem(ItemKind.TOOL, call=call, state=state)
+
+
+class Rows:
+    """The rows of one conversation and what live events need to find in them.
+
+    ``items`` is changed only by :meth:`append` and :meth:`remove_at` (the Qt model calls them
+    between its begin/end signals); every other method returns the :class:`RowChange` to apply.
+    """
+
+    def __init__(self) -> None:
+        self.items: list[TranscriptItem] = []
+        self._tools: dict[str, TranscriptItem] = {}  # call id -> its card
+        self.streaming: TranscriptItem | None = None  # the live answer row, if any
+        self.join_next = False  # the next assistant text continues the one before
+
+    # --- reading ---------------------------------------------------------------------------
+
+    def row_of(self, item: TranscriptItem) -> int:
+        for row in range(len(self.items) - 1, -1, -1):
+            if self.items[row] is item:
+                return row
+        return -1
+
+    def tool(self, call_id: str) -> TranscriptItem | None:
+        return self._tools.get(call_id)
+
+    def unsettled_tools(self) -> list[str]:
+        """Call ids of the cards still shown running or awaiting approval."""
+        return [call_id for call_id, card in self._tools.items() if card.state in UNSETTLED]
+
+    # --- the list itself (the adapter's begin/end brackets these) --------------------------
+
+    def append(self, items: Iterable[TranscriptItem]) -> None:
+        self.items.extend(items)
+
+    def remove_at(self, row: int) -> None:
+        del self.items[row]
+
+    # --- messages --------------------------------------------------------------------------
+
+    def rows_for(self, message: Message) -> list[TranscriptItem]:
+        """The new rows ``message`` adds (a tool result whose card exists only updates it)."""
+        if isinstance(message, UserMessage):
+            self.join_next = False
+            return [TranscriptItem(ItemKind.USER, message.content)]
+        if isinstance(message, InternalMessage):
+            self.join_next = message.content == CONTINUE_TEXT
+            return [TranscriptItem(ItemKind.NOTE, note_label(message.content),
+                                   detail=message.content)]
+        if isinstance(message, ToolMessage):
+            card = self._tools.get(message.tool_call_id)
+            if card is not None:
+                _answer(card, message)
+                return []
+            # A result whose call is not on screen: show it as its own card.
+            card = _card(ToolCall(message.tool_call_id, message.name), None)
+            _answer(card, message)
+            return [card]
+        rows: list[TranscriptItem] = []
+        if message.content or not message.tool_calls:
+            rows.append(self._assistant_item(message))
+        for call in message.tool_calls:
+            card = _card(call)
+            self._tools[call.id] = card
+            rows.append(card)
+        return rows
+
+    def _assistant_item(self, message: AssistantMessage) -> TranscriptItem:
+        item = TranscriptItem(ItemKind.ASSISTANT, message.content,
+                              stop_reason=shown_stop_reason(message.stop_reason))
+        item.joined, self.join_next = self.join_next, False
+        return item
+
+    # --- live events -----------------------------------------------------------------------
+
+    def add_user(self, text: str) -> RowChange:
+        change = self.finish_streaming()
+        self.join_next = False
+        return change.then(RowChange(insert=[TranscriptItem(ItemKind.USER, text)]))
+
+    @staticmethod
+    def add_draft(text: str, detail: str) -> RowChange:
+        return RowChange(insert=[TranscriptItem(ItemKind.DRAFT, text, detail=detail)])
+
+    def remove(self, item: TranscriptItem) -> RowChange:
+        if self.row_of(item) < 0:
+            return RowChange()
+        if item is self.streaming:
+            self.streaming = None
+        return RowChange(remove=[item])
+
+    def remove_drafts(self) -> RowChange:
+        """Remove the rows of interrupted, never-saved text."""
+        change = RowChange()
+        for item in [i for i in self.items if i.kind is ItemKind.DRAFT]:
+            change.then(self.remove(item))
+        return change
+
+    def start_streaming(self) -> RowChange:
+        """Open the live answer row unless one is open."""
+        if self.streaming is not None:
+            return RowChange()
+        item = TranscriptItem(ItemKind.ASSISTANT, streaming=True)
+        item.joined, self.join_next = self.join_next, False
+        self.streaming = item
+        return RowChange(insert=[item])
+
+    def grow(self, text: str) -> RowChange:
+        """Add streamed ``text`` to the live answer row."""
+        item = self.streaming
+        if item is None or not text:
+            return RowChange()
+        item.text += text
+        item.touch()
+        return RowChange(changed=[item])
+
+    def finish_streaming(self, *, stop_reason: str | None = None,
+                         unsaved: bool = False) -> RowChange:
+        """End the live row. ``unsaved`` marks text the core did not keep (Stop mid-stream)."""
+        item, self.streaming = self.streaming, None
+        if item is None:
+            return RowChange()
+        item.streaming = False
+        if unsaved:
+            item.kind = ItemKind.DRAFT
+            item.detail = ("Stopped before this answer finished. This text was not saved "
+                           "to the conversation and will not be sent to the model.")
+        elif stop_reason is not None:
+            item.stop_reason = stop_reason
+        item.touch()
+        return RowChange(changed=[item])
+
+    def message_saved(self, message: Message) -> RowChange:
+        """A message became durable: settle the rows that show it."""
+        if isinstance(message, UserMessage | ToolMessage):
+            return RowChange()  # shown when sent; cards are updated from the tool result
+        if isinstance(message, InternalMessage):
+            return self.finish_streaming().then(RowChange(insert=self.rows_for(message)))
+        change = RowChange()
+        item, self.streaming = self.streaming, None
+        if item is not None:
+            item.streaming = False
+            item.text = message.content  # the saved text is the truth
+            item.stop_reason = shown_stop_reason(message.stop_reason)
+            item.touch()
+            change.changed.append(item)
+            if not message.content:
+                change.then(self.remove(item))
+        elif message.content:
+            change.insert.append(self._assistant_item(message))
+        for call in message.tool_calls:
+            change.then(self.tool_called(call))
+        return change
+
+    def tool_called(self, call: ToolCall) -> RowChange:
+        if call.id in self._tools:
+            return RowChange()
+        card = _card(call)
+        self._tools[call.id] = card
+        # The card goes after the streaming text; the text row stays open for its save.
+        return RowChange(insert=[card])
+
+    def tool_result(self, message: ToolMessage) -> RowChange:
+        card = self._tools.get(message.tool_call_id)
+        if card is None:
+            return RowChange(insert=self.rows_for(message))
+        _answer(card, message)
+        return RowChange(changed=[card])
+
+    def set_tool_state(self, call_id: str, state: ToolState) -> RowChange:
+        """A live state change of a tool card (approval asked, allowed, ...)."""
+        card = self._tools.get(call_id)
+        if card is None or card.state is state:
+            return RowChange()
+        card.state = state
+        card.touch()
+        return RowChange(changed=[card])
+
+    def mark_requested(self, call_ids: Iterable[str]) -> RowChange:
+        """Calls known never to have started (awaiting approval at a crash): not "unknown"."""
+        change = RowChange()
+        for call_id in call_ids:
+            card = self._tools.get(call_id)
+            if card is not None and card.state is ToolState.UNKNOWN:
+                change.then(self.set_tool_state(call_id, ToolState.REQUESTED))
+        return change
+
+    def settle(self, history: Iterable[Message], call_ids: Collection[str]) -> RowChange:
+        """After Stop or a failure during tools: show how the cards of ``call_ids`` ended.
+
+        The saved answer of a call decides its state; a card still unsettled without one may or
+        may not have run.
+        """
+        change = RowChange()
+        for message in history:
+            if isinstance(message, ToolMessage) and message.tool_call_id in call_ids:
+                card = self._tools.get(message.tool_call_id)
+                if card is not None and card.state in UNSETTLED:
+                    change.then(self.tool_result(message))
+        for call_id in call_ids:
+            card = self._tools.get(call_id)
+            if card is not None and card.state in UNSETTLED:
+                change.then(self.set_tool_state(call_id, ToolState.UNKNOWN))
+        return change
+
+
+def rows_from_history(messages: Iterable[Message]) -> Rows:
+    """The rows of a saved conversation; a call without an answer was cut off while it ran."""
+    rows = Rows()
+    for message in messages:
+        rows.append(rows.rows_for(message))
+    for call_id in rows.unsettled_tools():
+        card = rows.tool(call_id)
+        if card is not None and card.state is ToolState.RUNNING:
+            card.state = ToolState.UNKNOWN
+    return rows

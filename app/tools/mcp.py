@@ -20,7 +20,6 @@ calls from other tasks only send requests through the session. Closing stops the
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import os
@@ -237,8 +236,7 @@ class McpToolSource:
         except TimeoutError:
             logger.warning("MCP server %r did not stop in time; abandoning it", self.config.name)
             runner.cancel()
-            with contextlib.suppress(BaseException):
-                await asyncio.wait_for(runner, 1.0)
+            await _settle(runner, 1.0, f"MCP server {self.config.name!r} connection")
         except Exception:  # the failure is kept in _failure by _run
             pass
         finally:
@@ -334,8 +332,7 @@ class McpToolSource:
             raise
         if call not in done:
             call.cancel()
-            with contextlib.suppress(BaseException):
-                await call
+            await _settle(call, None, f"abandoned MCP call {tool!r} of {server!r}")
             if self._runner.done():
                 return ToolResult(
                     self._stopped_text(tool, "it exited or closed its connection", hint=True),
@@ -394,6 +391,37 @@ class McpToolSource:
     def _close_stderr(self) -> None:
         if self._stderr is not None and not self._stderr.closed:
             self._stderr.close()
+
+
+async def _settle(task: asyncio.Future[Any], within: float | None, what: str) -> None:
+    """Wait (at most ``within`` seconds) for ``task``, which we cancelled, to end.
+
+    Never raises except the caller's own cancellation (``asyncio.wait`` does not absorb it,
+    unlike awaiting the task under ``suppress``). How the task ended is not our answer any
+    more: cancelled, or a closed connection, is expected; anything else is logged with its
+    traceback.
+    """
+    done, _ = await asyncio.wait({task}, timeout=within)
+    if not done or task.cancelled():
+        return
+    err = task.exception()
+    if err is not None and not _expected_end(err):
+        logger.error("%s failed unexpectedly after it was abandoned", what, exc_info=err)
+
+
+def _expected_end(err: BaseException) -> bool:
+    """Whether ``err`` is how an abandoned call or connection normally ends (the server or
+    its pipes went away, or it answered with an MCP error just before)."""
+    import anyio
+    from mcp import MCPError
+
+    if isinstance(err, BaseExceptionGroup):
+        return all(_expected_end(e) for e in err.exceptions)
+    return isinstance(
+        err,
+        MCPError | OSError | anyio.ClosedResourceError | anyio.BrokenResourceError
+        | anyio.EndOfStream,
+    )
 
 
 def _connection_closed(err: BaseException) -> bool:

@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
     from markdown_it.token import Token
-    from pygments.formatters import HtmlFormatter
+    from pygments.formatters import HtmlFormatter  # type: ignore[import-untyped]
 
 __all__ = [
     "COPY_SCHEME",
@@ -144,7 +144,7 @@ class _Renderer:
         self.link_stack: list[bool] = []
 
     def install(self, md: MarkdownIt) -> dict[str, Any]:
-        rules = md.renderer.rules
+        rules = _rules(md)
         saved = {name: rules.get(name) for name in
                  ("fence", "code_block", "link_open", "link_close", "image", "html_block",
                   "html_inline")}
@@ -183,16 +183,16 @@ class _Renderer:
     def _highlight(self, source: str, language: str) -> str:
         if not language or len(source) > _MAX_HIGHLIGHT:
             return html.escape(source)
-        from pygments import highlight
-        from pygments.lexers import get_lexer_by_name
-        from pygments.lexers.special import TextLexer
-        from pygments.util import ClassNotFound
+        from pygments import highlight  # type: ignore[import-untyped]
+        from pygments.lexers import get_lexer_by_name  # type: ignore[import-untyped]
+        from pygments.lexers.special import TextLexer  # type: ignore[import-untyped]
+        from pygments.util import ClassNotFound  # type: ignore[import-untyped]
 
         try:
             lexer = get_lexer_by_name(language, stripnl=False)
         except ClassNotFound:
             lexer = TextLexer(stripnl=False)
-        return highlight(source, lexer, _formatter(self.dark)).rstrip("\n")
+        return str(highlight(source, lexer, _formatter(self.dark))).rstrip("\n")
 
     def link_open(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
         href = str(tokens[idx].attrGet("href") or "")
@@ -217,6 +217,15 @@ class _Renderer:
         return html.escape(text)
 
 
+def _rules(md: MarkdownIt) -> dict[str, Any]:
+    """The HTML renderer's rule table (the parser is built with the HTML renderer)."""
+    from markdown_it.renderer import RendererHTML
+
+    renderer = md.renderer
+    assert isinstance(renderer, RendererHTML)
+    return renderer.rules
+
+
 def render_markdown(text: str, *, dark: bool = False, code_offset: int = 0) -> RenderedHtml:
     """Render ``text`` to inert HTML. ``code_offset`` numbers Copy links across chunks."""
     renderer = _Renderer(dark=dark, code_offset=code_offset)
@@ -226,10 +235,11 @@ def render_markdown(text: str, *, dark: bool = False, code_offset: int = 0) -> R
     try:
         body = md.render(text, env)
     finally:
-        md.renderer.rules.update({k: v for k, v in saved.items() if v is not None})
+        rules = _rules(md)
+        rules.update({k: v for k, v in saved.items() if v is not None})
         for name, rule in saved.items():
             if rule is None:
-                md.renderer.rules.pop(name, None)
+                rules.pop(name, None)
     return RenderedHtml(body, renderer.code_blocks, env.get("plain_blocks", 0))
 
 

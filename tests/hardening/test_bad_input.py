@@ -18,8 +18,11 @@ from app.storage.sqlite import SearchHit, SQLiteSessionStore
 
 from .conftest import BOUND, open_services
 
+# 100k lines and ~3.4 MB, one word a line: the simulator's echo streams one token per word, so
+# spaced-out lines ("line_1 = 1  # ok", five words) made 500k streamed tokens and ~25 s of the
+# suite for the same lines and size.
 CODE_BLOCK = "```python\n" + "\n".join(
-    f"line_{i} = {i}  # ok" for i in range(100_000)) + "\n```"
+    f"line_{i}=compute({i},'ok')#ok" for i in range(100_000)) + "\n```"
 TEXTS = {
     "NUL bytes": "before\x00after \x00\x00 end\x00",
     "lone surrogates": "broken \ud800 paste \udfff end \ud83d",

@@ -245,8 +245,12 @@ class Simulator:
         finally:
             self._connections.discard(task)
             writer.close()
-            with contextlib.suppress(Exception):
+            try:
                 await asyncio.wait_for(writer.wait_closed(), 1.0)
+            except OSError:  # reset, broken pipe, or TimeoutError: the peer is gone anyway
+                pass
+            except Exception:
+                logger.exception("simulator: closing a connection failed")
 
     async def _read_request(self, reader: asyncio.StreamReader) -> _Request | None:
         try:

@@ -8,8 +8,6 @@ an http/https link to the view.
 
 from __future__ import annotations
 
-import html
-from collections import OrderedDict
 from typing import Any
 
 from PySide6.QtCore import (
@@ -44,18 +42,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .markdown import COPY_SCHEME, is_safe_link, render_markdown, stable_boundary
-from .model import ItemKind, Roles, ToolState, TranscriptItem, TranscriptModel
+from .markdown import COPY_SCHEME, is_safe_link
+from .model import ItemKind, Roles, TranscriptItem, TranscriptModel
 from .render import (
-    _STOP_WORDS,
-    _TOOL_STATE_WORDS,
     MAX_RENDERED_CHARS,
-    MAX_RENDERS,
     TOGGLE_SCHEME,
     MessageRender,
-    _css,
-    _document,
-    is_dark,
+    RenderCache,
+    footer_html,
+    header_html,
 )
 
 __all__ = ["TranscriptDelegate"]
@@ -88,7 +83,7 @@ class TranscriptDelegate(QStyledItemDelegate):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._renders: OrderedDict[int, MessageRender] = OrderedDict()
+        self._renders = RenderCache()
         # uid -> (version, width, exact, size): what sizeHint answered, so a relayout of
         # thousands of rows is a dictionary lookup per row.
         self._sizes: dict[int, tuple[int, int, bool, QSize]] = {}
@@ -108,132 +103,7 @@ class TranscriptDelegate(QStyledItemDelegate):
 
     def render_for(self, item: TranscriptItem, width: float, option: QStyleOptionViewItem,
                    ) -> MessageRender:
-        dark = is_dark(option.palette)
-        render = self._renders.get(item.uid)
-        if render is None or render.dark != dark:
-            render = MessageRender(width, dark)
-            self._renders[item.uid] = render
-            while len(self._renders) > MAX_RENDERS:
-                self._renders.popitem(last=False)
-        else:
-            self._renders.move_to_end(item.uid)
-        if render.version != item.version:
-            self._update(render, item, option)
-            render.version = item.version
-        if abs(render.width - width) > 0.5:
-            render.set_width(width)
-        return render
-
-    def _update(self, render: MessageRender, item: TranscriptItem,
-                option: QStyleOptionViewItem) -> None:
-        font, css, width = option.font, _css(option.palette), render.width
-        small = QFont(option.font)
-        small.setPointSizeF(max(small.pointSizeF() * 0.85, 6.0))
-        header = self._header_html(item)
-        render.header = _document(header, width, small, css) if header else None
-        footer = self._footer_html(item)
-        render.footer = _document(footer, width, small, css) if footer else None
-        if item.kind is ItemKind.TOOL:
-            render.chunks = [_document(self._tool_html(item), width, font, css,
-                                       source=f"{item.arguments_text} {item.result or ''}")]
-            render.stable_text, render.code_blocks = "", []
-            return
-        if item.kind is ItemKind.NOTE:
-            render.chunks = []
-            return
-        text = item.text
-        if len(text) > MAX_RENDERED_CHARS:
-            more = len(text) - MAX_RENDERED_CHARS
-            note = _document(f"<p><i>… {more:,} more characters (saved in full; export the "
-                             "conversation to see them)</i></p>", width, font, css)
-            shown = text[:MAX_RENDERED_CHARS]
-            if render.cut and len(render.chunks) == 2 and render.stable_text == shown:
-                # Still growing past the cut (a long stream): the shown part is unchanged;
-                # only the count in the note changes. Re-rendering 100k characters per frame
-                # stalled the loop for ~40 ms.
-                render.chunks[1] = note
-                render.last_rendered_chars = 0
-                return
-            body = f'<pre style="white-space: pre-wrap;">{html.escape(shown)}</pre>'
-            render.chunks = [_document(body, width, font, css, source=shown), note]
-            render.stable_text, render.code_blocks, render.stable_code = shown, [], 0
-            render.cut = True
-            render.last_rendered_chars = MAX_RENDERED_CHARS
-            return
-        if render.cut:
-            render.chunks, render.stable_text, render.cut = [], "", False
-        if not render.chunks or not text.startswith(render.stable_text):
-            render.chunks, render.code_blocks = [], []
-            render.stable_text, render.stable_code, render.stable_plain = "", 0, 0
-        else:
-            render.chunks.pop()  # the old tail; the stable chunks stay as they are
-        del render.code_blocks[render.stable_code:]
-        start = len(render.stable_text)
-        boundary = stable_boundary(text, start) if item.streaming else start
-        rendered = 0
-        if boundary > start:
-            stable = text[start:boundary]
-            part = render_markdown(stable, dark=render.dark, code_offset=len(render.code_blocks))
-            render.chunks.append(_document(part.html, width, font, css, source=stable))
-            render.code_blocks.extend(part.code_blocks)
-            render.stable_text = text[:boundary]
-            render.stable_code = len(render.code_blocks)
-            render.stable_plain += part.plain_blocks
-            rendered += boundary - start
-        tail = text[boundary:]
-        part = render_markdown(tail, dark=render.dark, code_offset=len(render.code_blocks))
-        if item.streaming and not tail.strip() and render.chunks:
-            part.html = ""
-        render.chunks.append(_document(part.html, width, font, css, source=tail))
-        render.code_blocks.extend(part.code_blocks)
-        render.plain_blocks = render.stable_plain + part.plain_blocks
-        render.last_rendered_chars = rendered + len(tail)
-
-    @staticmethod
-    def _header_html(item: TranscriptItem) -> str:
-        if item.kind is ItemKind.USER:
-            return "<b>You</b>"
-        if item.kind is ItemKind.ASSISTANT:
-            if item.joined:
-                return ""
-            return "<b>Assistant</b>" + (" <i>(writing…)</i>" if item.streaming else "")
-        if item.kind is ItemKind.DRAFT:
-            return "<b>⚠ Interrupted</b> — not saved in the conversation, never sent to the model"
-        if item.kind is ItemKind.NOTE:
-            return f"<i>ⓘ {html.escape(item.text)}</i>"
-        return ""
-
-    @staticmethod
-    def _footer_html(item: TranscriptItem) -> str:
-        if item.kind is ItemKind.ASSISTANT and item.stop_reason:
-            words = _STOP_WORDS.get(item.stop_reason,
-                                    f"The model stopped ({html.escape(item.stop_reason)}).")
-            return f"<i>⚠ {words}</i>"
-        return ""
-
-    @staticmethod
-    def _tool_html(item: TranscriptItem) -> str:
-        call = item.call
-        name = html.escape(call.name if call else "tool")
-        state = item.state or ToolState.RUNNING
-        arrow = "▾" if item.expanded else "▸"
-        colour = {ToolState.DONE: "#2e7d32", ToolState.FAILED: "#c62828",
-                  ToolState.DENIED: "#c62828", ToolState.CANCELLED: "#6d4c41",
-                  ToolState.NOT_RUN: "#6d4c41",
-                  ToolState.AWAITING_APPROVAL: "#8e24aa", ToolState.REQUESTED: "#8e24aa",
-                  ToolState.UNKNOWN: "#e65100"}.get(state, "#1565c0")
-        head = (f'<a href="{TOGGLE_SCHEME}:" style="text-decoration:none;">{arrow} Tool '
-                f"<b>{name}</b></a> · "
-                f'<span style="color:{colour};">{_TOOL_STATE_WORDS[state]}</span>')
-        if not item.expanded:
-            return f"<p>{head}</p>"
-        args = html.escape(item.arguments_text or "{}")
-        result = html.escape(item.result) if item.result is not None else "<i>no result yet</i>"
-        return (f"<p>{head}</p><p><b>Arguments</b></p>"
-                f'<pre style="white-space: pre-wrap;">{args}</pre>'
-                f"<p><b>Result</b></p><pre style=\"white-space: pre-wrap;\">{result}</pre>")
-
-    # --- geometry & painting ---------------------------------------------------------------
+        return self._renders.render_for(item, width, option.font, option.palette)
 
     @staticmethod
     def _content_width(option: QStyleOptionViewItem) -> float:
@@ -292,8 +162,8 @@ class TranscriptDelegate(QStyledItemDelegate):
                        QFontMetricsF(small).lineSpacing())
             self._metrics = metrics
         line, char, small_line = metrics
-        header = small_line if self._header_html(item) else 0.0
-        footer = small_line if self._footer_html(item) else 0.0
+        header = small_line if header_html(item) else 0.0
+        footer = small_line if footer_html(item) else 0.0
         if item.kind is ItemKind.NOTE:
             return header
         if item.kind is ItemKind.TOOL:

@@ -8,16 +8,20 @@ load resources (``loadResource`` returns nothing).
 
 from __future__ import annotations
 
+import html
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6.QtCore import QUrl
-from PySide6.QtGui import QPalette, QTextDocument, QTextOption
+from PySide6.QtGui import QFont, QPalette, QTextDocument, QTextOption
 
-from .model import ToolState
+from .markdown import render_markdown, stable_boundary
+from .rows import ItemKind, ToolState, TranscriptItem
 
 __all__ = ["LONG_RUN", "MAX_RENDERED_CHARS", "MAX_RENDERS", "TOGGLE_SCHEME", "MessageRender",
-           "has_long_run", "is_dark"]
+           "RenderCache", "footer_html", "has_long_run", "header_html", "is_dark", "tool_html",
+           "update_render"]
 
 TOGGLE_SCHEME = "continuum-toggle"
 # Beyond this a message is shown as plain text, cut, with a note: a 10 MB paste must not stall
@@ -128,3 +132,140 @@ class MessageRender:
         self.width = width
         for doc in self.docs():
             doc.setTextWidth(max(width, 50.0))
+
+
+def header_html(item: TranscriptItem) -> str:
+    """The small line above a row (who speaks, or what the row is); empty: none."""
+    if item.kind is ItemKind.USER:
+        return "<b>You</b>"
+    if item.kind is ItemKind.ASSISTANT:
+        if item.joined:
+            return ""
+        return "<b>Assistant</b>" + (" <i>(writing…)</i>" if item.streaming else "")
+    if item.kind is ItemKind.DRAFT:
+        return "<b>⚠ Interrupted</b> — not saved in the conversation, never sent to the model"
+    if item.kind is ItemKind.NOTE:
+        return f"<i>ⓘ {html.escape(item.text)}</i>"
+    return ""
+
+
+def footer_html(item: TranscriptItem) -> str:
+    """The small line under an answer that did not end normally; empty: none."""
+    if item.kind is ItemKind.ASSISTANT and item.stop_reason:
+        words = _STOP_WORDS.get(item.stop_reason,
+                                f"The model stopped ({html.escape(item.stop_reason)}).")
+        return f"<i>⚠ {words}</i>"
+    return ""
+
+
+def tool_html(item: TranscriptItem) -> str:
+    """A tool card: name and state, and when open its arguments and result."""
+    call = item.call
+    name = html.escape(call.name if call else "tool")
+    state = item.state or ToolState.RUNNING
+    arrow = "▾" if item.expanded else "▸"
+    colour = {ToolState.DONE: "#2e7d32", ToolState.FAILED: "#c62828",
+              ToolState.DENIED: "#c62828", ToolState.CANCELLED: "#6d4c41",
+              ToolState.NOT_RUN: "#6d4c41",
+              ToolState.AWAITING_APPROVAL: "#8e24aa", ToolState.REQUESTED: "#8e24aa",
+              ToolState.UNKNOWN: "#e65100"}.get(state, "#1565c0")
+    head = (f'<a href="{TOGGLE_SCHEME}:" style="text-decoration:none;">{arrow} Tool '
+            f"<b>{name}</b></a> · "
+            f'<span style="color:{colour};">{_TOOL_STATE_WORDS[state]}</span>')
+    if not item.expanded:
+        return f"<p>{head}</p>"
+    args = html.escape(item.arguments_text or "{}")
+    result = html.escape(item.result) if item.result is not None else "<i>no result yet</i>"
+    return (f"<p>{head}</p><p><b>Arguments</b></p>"
+            f'<pre style="white-space: pre-wrap;">{args}</pre>'
+            f"<p><b>Result</b></p><pre style=\"white-space: pre-wrap;\">{result}</pre>")
+
+
+def update_render(render: MessageRender, item: TranscriptItem, font: QFont,
+                  palette: QPalette) -> None:
+    """Bring ``render`` up to date with ``item`` (only a streaming answer's tail is redone)."""
+    css, width = _css(palette), render.width
+    small = QFont(font)
+    small.setPointSizeF(max(small.pointSizeF() * 0.85, 6.0))
+    header = header_html(item)
+    render.header = _document(header, width, small, css) if header else None
+    footer = footer_html(item)
+    render.footer = _document(footer, width, small, css) if footer else None
+    if item.kind is ItemKind.TOOL:
+        render.chunks = [_document(tool_html(item), width, font, css,
+                                   source=f"{item.arguments_text} {item.result or ''}")]
+        render.stable_text, render.code_blocks = "", []
+        return
+    if item.kind is ItemKind.NOTE:
+        render.chunks = []
+        return
+    text = item.text
+    if len(text) > MAX_RENDERED_CHARS:
+        more = len(text) - MAX_RENDERED_CHARS
+        note = _document(f"<p><i>… {more:,} more characters (saved in full; export the "
+                         "conversation to see them)</i></p>", width, font, css)
+        shown = text[:MAX_RENDERED_CHARS]
+        if render.cut and len(render.chunks) == 2 and render.stable_text == shown:
+            # Still growing past the cut (a long stream): the shown part is unchanged;
+            # only the count in the note changes. Re-rendering 100k characters per frame
+            # stalled the loop for ~40 ms.
+            render.chunks[1] = note
+            render.last_rendered_chars = 0
+            return
+        body = f'<pre style="white-space: pre-wrap;">{html.escape(shown)}</pre>'
+        render.chunks = [_document(body, width, font, css, source=shown), note]
+        render.stable_text, render.code_blocks, render.stable_code = shown, [], 0
+        render.cut = True
+        render.last_rendered_chars = MAX_RENDERED_CHARS
+        return
+    if render.cut:
+        render.chunks, render.stable_text, render.cut = [], "", False
+    if not render.chunks or not text.startswith(render.stable_text):
+        render.chunks, render.code_blocks = [], []
+        render.stable_text, render.stable_code, render.stable_plain = "", 0, 0
+    else:
+        render.chunks.pop()  # the old tail; the stable chunks stay as they are
+    del render.code_blocks[render.stable_code:]
+    start = len(render.stable_text)
+    boundary = stable_boundary(text, start) if item.streaming else start
+    rendered = 0
+    if boundary > start:
+        stable = text[start:boundary]
+        part = render_markdown(stable, dark=render.dark, code_offset=len(render.code_blocks))
+        render.chunks.append(_document(part.html, width, font, css, source=stable))
+        render.code_blocks.extend(part.code_blocks)
+        render.stable_text = text[:boundary]
+        render.stable_code = len(render.code_blocks)
+        render.stable_plain += part.plain_blocks
+        rendered += boundary - start
+    tail = text[boundary:]
+    part = render_markdown(tail, dark=render.dark, code_offset=len(render.code_blocks))
+    if item.streaming and not tail.strip() and render.chunks:
+        part.html = ""
+    render.chunks.append(_document(part.html, width, font, css, source=tail))
+    render.code_blocks.extend(part.code_blocks)
+    render.plain_blocks = render.stable_plain + part.plain_blocks
+    render.last_rendered_chars = rendered + len(tail)
+
+
+class RenderCache(OrderedDict[int, MessageRender]):
+    """Renders by row uid, least recently used first, at most ``MAX_RENDERS`` of them."""
+
+    def render_for(self, item: TranscriptItem, width: float, font: QFont,
+                   palette: QPalette) -> MessageRender:
+        """``item``'s render at ``width``, rebuilt only where the item changed."""
+        dark = is_dark(palette)
+        render = self.get(item.uid)
+        if render is None or render.dark != dark:
+            render = MessageRender(width, dark)
+            self[item.uid] = render
+            while len(self) > MAX_RENDERS:
+                self.popitem(last=False)
+        else:
+            self.move_to_end(item.uid)
+        if render.version != item.version:
+            update_render(render, item, font, palette)
+            render.version = item.version
+        if abs(render.width - width) > 0.5:
+            render.set_width(width)
+        return render

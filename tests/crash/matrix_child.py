@@ -118,11 +118,12 @@ async def report(events: Any) -> None:
 
 async def main(spec: dict[str, Any]) -> None:
     import app.services as workspace
+    import app.services.requests as requests
     from app.simulator import Reply, SimToolCall
     from app.tools import as_tool
 
     apply_from_env()
-    workspace.DRAFT_SAVE_INTERVAL = spec["draft_interval"]  # more draft commits to land in
+    requests.DRAFT_SAVE_INTERVAL = spec["draft_interval"]  # more draft commits to land in
     services = workspace.AppServices(Path(spec["data_dir"]))
     say("OPENING")
     await services.open()

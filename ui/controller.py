@@ -32,6 +32,7 @@ from app import (
 from app.resume import ResumeKind
 from app.services import ApprovalDecision, AppServices, ResumeInfo
 
+from .resume_text import bar_shows
 from .transcript.model import ToolState, TranscriptModel
 
 __all__ = ["ConversationController"]
@@ -190,20 +191,12 @@ class ConversationController(QObject):
         if self.read_only:
             self.noticeChanged.emit(LOCKED_ELSEWHERE)
             return
-        if self._worth_showing(info):
+        if bar_shows(info):
             self.resumeInfoChanged.emit(info)
         elif self.last_error:
             self.noticeChanged.emit(self.last_error)  # failed with nothing to resume
         else:
             self.resumeInfoChanged.emit(None)
-
-    @staticmethod
-    def _worth_showing(info: ResumeInfo) -> bool:
-        if info.point is not None:
-            return True
-        return info.blocked_reason in ("refused", "context_full", "unknown_stop", "malformed") or (
-            info.stop is not None and info.blocked_reason not in ("completed", "empty")
-        )
 
     async def dismiss(self) -> None:
         self.resumeInfoChanged.emit(None)
@@ -349,7 +342,7 @@ class ConversationController(QObject):
         elif isinstance(event, MessageSavedEvent):
             model.message_saved(event.message)
         elif isinstance(event, ModelStoppedEvent):
-            model.finish_streaming(stop_reason=str(event.stop_reason))
+            model.finish_streaming(stop_reason=event.stop_reason)
         elif isinstance(event, RetryEvent):
             # Tenths: a 0.2 s Retry-After must not read "trying again in 0 s".
             delay = f"{event.delay:.1f}".removesuffix(".0")

@@ -3,15 +3,16 @@
 It says what happened in words (the stop record the app wrote), what resuming will do (the
 resume point's description, as a tooltip), and offers Resume, Resume with another model, and
 Dismiss. Where resuming cannot help (a refusal, a full context window) it explains the next step
-and offers no Resume button.
+and offers no Resume button. What it says and offers is decided by :mod:`ui.resume_text`; this
+widget only renders it.
 """
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -23,32 +24,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app import ToolCall
-from app.resume import ResumeKind
 from app.services import ResumeInfo
 
 from .plain import plain_tooltip
+from .resume_text import ResumeBarText, notice_text, resume_bar_text
 
 __all__ = ["ResumeBar"]
-
-_GENERIC = {
-    ResumeKind.CALL_MODEL: "The last request did not get its answer.",
-    ResumeKind.RECOVER_TOOLS: "The app stopped while tools were running.",
-    ResumeKind.RETRY_RESPONSE: "The last answer was cut off before it finished.",
-    ResumeKind.CONTINUE_RESPONSE: "The last answer stopped at the model's output limit.",
-}
-_NEXT_STEP = {
-    "refused": "The model refused this request, and sending it again would be refused again. "
-               "Rephrase your request in a new message instead.",
-    "context_full": "This conversation no longer fits in the model's context window, so "
-                    "resending it would fail again. Start a new conversation (Ctrl+N), perhaps "
-                    "with a summary of this one, or choose a model with a larger context.",
-}
-
-
-def _argument_summary(arguments: object) -> str:
-    text = ", ".join(f"{k}={v!r}" for k, v in dict(arguments).items())  # type: ignore[call-overload]
-    return text if len(text) <= 80 else text[:77] + "…"
 
 
 class ResumeBar(QFrame):
@@ -104,10 +85,12 @@ class ResumeBar(QFrame):
 
         self.resume_button.clicked.connect(self.resumeRequested)
         self.dismiss_button.clicked.connect(self.dismissRequested)
-        self.other_menu.triggered.connect(
-            lambda action: self.resumeWithModelRequested.emit(action.data()))
+        self.other_menu.triggered.connect(self._other_model_chosen)
         self.info: ResumeInfo | None = None
         self.hide()
+
+    def _other_model_chosen(self, action: QAction) -> None:
+        self.resumeWithModelRequested.emit(action.data())
 
     def set_models(self, models: Sequence[str], current: str) -> None:
         self.other_menu.clear()
@@ -123,62 +106,24 @@ class ResumeBar(QFrame):
         if info is None:
             self.hide()
             return
-        point = info.point
-        stop_kind = str(info.stop.kind) if info.stop else ""
-        # A refusal or a full context window fails the same way when resent, even where the
-        # history itself could be resumed (a context error before any output leaves CALL_MODEL).
-        hopeless = info.blocked_reason in _NEXT_STEP or stop_kind in _NEXT_STEP
-        if point is not None and not hopeless:
-            words = info.stop.message if info.stop else _GENERIC[point.kind]
-            self.message.setText(words)
-            self.message.setToolTip(plain_tooltip(point.description))
-            self.resume_button.setToolTip(plain_tooltip(point.description))
-            self.resume_button.setText(
-                "Continue" if point.kind is ResumeKind.CONTINUE_RESPONSE else "Resume")
-            self.resume_button.show()
-            self.other_button.show()
-            if point.kind is ResumeKind.RECOVER_TOOLS and point.unanswered_tool_calls:
-                def listed(calls: Sequence[ToolCall]) -> str:
-                    return "".join(
-                        f"<li><b>{html.escape(call.name)}</b>"
-                        f"({html.escape(_argument_summary(call.arguments))})</li>"
-                        for call in calls)
-
-                parts = []
-                if info.awaiting_approval:
-                    parts.append(
-                        "These tools did NOT run — they were waiting for your approval and "
-                        "never started; Resume asks you again:"
-                        f"<ul style='margin:0'>{listed(info.awaiting_approval)}</ul>")
-                if info.may_have_run:
-                    parts.append(
-                        "These tools may or may not have run — resuming will not run them "
-                        "again; check their effects yourself:"
-                        f"<ul style='margin:0'>{listed(info.may_have_run)}</ul>")
-                self.tools.setText("".join(parts))
-                self.tools.show()
-            else:
-                self.tools.clear()
-                self.tools.hide()
-        else:
-            reason = info.blocked_reason if info.blocked_reason in _NEXT_STEP else stop_kind
-            parts = [info.stop.message] if info.stop else []
-            parts.append(_NEXT_STEP.get(reason) or info.blocked_text or "")
-            self.message.setText(" ".join(p for p in parts if p))
-            self.message.setToolTip(
-                plain_tooltip(point.description if point else (info.blocked_text or "")))
-            self.resume_button.hide()
-            # Another model (a larger context window, say) may still succeed.
-            self.other_button.setVisible(point is not None and reason == "context_full")
-            self.tools.hide()
-        self.show()
+        self._render(resume_bar_text(info))
 
     def show_notice(self, text: str) -> None:
         """A message with nothing to resume (e.g. a failure before anything was saved)."""
         self.info = None
-        self.message.setText(text)
-        self.message.setToolTip("")
-        self.resume_button.hide()
-        self.other_button.hide()
-        self.tools.hide()
+        self._render(notice_text(text))
+
+    def _render(self, text: ResumeBarText) -> None:
+        """Show what :mod:`ui.resume_text` decided (the words and buttons are decided there)."""
+        self.message.setText(text.message)
+        self.message.setToolTip(plain_tooltip(text.tooltip))
+        if text.resume is not None:
+            self.resume_button.setText(text.resume.value)
+            self.resume_button.setToolTip(plain_tooltip(text.resume_tooltip))
+        self.resume_button.setVisible(text.resume is not None)
+        self.other_button.setVisible(text.other_model)
+        self.dismiss_button.setVisible(text.dismiss)
+        tools = text.tools_html
+        self.tools.setText(tools)
+        self.tools.setVisible(bool(tools))
         self.show()

@@ -36,7 +36,14 @@ from app.simulator import Reply, Simulator
 from app.storage.journal import StopKind
 from tests.crash import window_child
 from tests.crash.childproc import run_and_kill
-from tests.ui.helpers import MemoryKeyring, close_window, open_window, qasync_runner, until
+from tests.ui.helpers import (
+    MemoryKeyring,
+    close_window,
+    open_window,
+    qasync_runner,
+    until,
+    window_on_simulator,
+)
 from ui.transcript.model import ItemKind, ToolState
 
 T = TypeVar("T")
@@ -158,33 +165,29 @@ def test_kill_real_app_while_streaming(run: Any, tmp_path: Path, round_: int) ->
     assert seqs_of(db, session_id) == [1]  # the question; the unfinished answer is a draft
 
     async def relaunch() -> None:
-        async with Simulator() as sim:
-            window = await open_window(data_dir, sim.openai_base_url)
-            try:
-                await until(window.resume_bar.isVisible, 10, "the Resume bar at launch")
-                assert_crash_bar(window, session_id)
-                model = window.transcript_model
-                assert [i.kind for i in model.items()] == [ItemKind.USER, ItemKind.DRAFT]
-                assert model.item(0).text == window_child.USER_TEXT
-                draft = model.item(1).text
-                # What was on screen at the last throttled save: a prefix of the child's screen.
-                assert draft and screen.startswith(draft), (draft, screen)
-                assert "closed unexpectedly" in model.item(1).detail
+        async with window_on_simulator(data_dir) as (sim, window):
+            await until(window.resume_bar.isVisible, 10, "the Resume bar at launch")
+            assert_crash_bar(window, session_id)
+            model = window.transcript_model
+            assert [i.kind for i in model.items()] == [ItemKind.USER, ItemKind.DRAFT]
+            assert model.item(0).text == window_child.USER_TEXT
+            draft = model.item(1).text
+            # What was on screen at the last throttled save: a prefix of the child's screen.
+            assert draft and screen.startswith(draft), (draft, screen)
+            assert "closed unexpectedly" in model.item(1).detail
 
-                sim.enqueue(Reply(text=RESUMED))
-                history = await resume_and_finish(window, session_id)
-                assert [type(m) for m in history] == [UserMessage, AssistantMessage]
-                assert history[0] == UserMessage(window_child.USER_TEXT)
-                assert history[1].content == RESUMED
-                # The draft was never sent to the model: only the saved question was.
-                sent = [m for m in sim.model_requests()[-1].json()["messages"]
-                        if m["role"] != "system"]
-                assert [m["role"] for m in sent] == ["user"], sent
-                seqs = [r.seq for r in await window.services.storage.storage.load_records(
-                    session_id)]
-                assert seqs == [1, 2]
-            finally:
-                await close_window(window)
+            sim.enqueue(Reply(text=RESUMED))
+            history = await resume_and_finish(window, session_id)
+            assert [type(m) for m in history] == [UserMessage, AssistantMessage]
+            assert history[0] == UserMessage(window_child.USER_TEXT)
+            assert history[1].content == RESUMED
+            # The draft was never sent to the model: only the saved question was.
+            sent = [m for m in sim.model_requests()[-1].json()["messages"]
+                    if m["role"] != "system"]
+            assert [m["role"] for m in sent] == ["user"], sent
+            seqs = [r.seq for r in await window.services.storage.storage.load_records(
+                session_id)]
+            assert seqs == [1, 2]
 
     run(relaunch(), timeout=45)
     assert side_effects(log) == []

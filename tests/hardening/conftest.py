@@ -9,30 +9,13 @@ from pathlib import Path
 
 import keyring
 import pytest
-from keyring.backend import KeyringBackend
 
 from app.services import AppServices
+from tests.memory_keyring import MemoryKeyring
+
+__all__ = ["BOUND", "MemoryKeyring", "open_services"]
 
 BOUND = 30.0
-
-
-class MemoryKeyring(KeyringBackend):
-    """A keyring backend that keeps passwords in a dict (unit tests only)."""
-
-    priority = 1  # type: ignore[assignment]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.passwords: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self.passwords.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self.passwords[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        self.passwords.pop((service, username), None)
 
 
 @pytest.fixture(autouse=True)

@@ -5,15 +5,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
-
-import keyring.backend
 
 from app import AgentRunConfig, RetryPolicy
 from app.services import AppServices
 from app.settings import Settings
+from app.simulator import Simulator
+from tests.memory_keyring import MemoryKeyring
+
+__all__ = [
+    "LOOPS", "MemoryKeyring", "close_window", "make_services", "open_window", "qasync_runner",
+    "until", "window_on_simulator",
+]
 
 # qasync loops stay referenced for the whole session: a loop collected from aiosqlite's worker
 # thread would destroy Qt timers off-thread and crash a later test (ENVIRONMENT.md).
@@ -39,25 +44,6 @@ def qasync_runner(qapp: Any) -> Iterator[Callable[..., Any]]:
     loop.close()
     asyncio.set_event_loop(None)
     assert not errors, f"event loop errors: {errors}"
-
-
-class MemoryKeyring(keyring.backend.KeyringBackend):
-    """A keyring that lives in this process: tests never touch the user's real one."""
-
-    priority = 1  # type: ignore[assignment]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.secrets: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self.secrets.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self.secrets[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        self.secrets.pop((service, username), None)
 
 
 async def until(condition: Callable[[], Any], within: float = 10.0, what: str = "") -> Any:
@@ -99,3 +85,16 @@ async def close_window(window: Any) -> None:
     task = getattr(window, "_shutdown_task", None)
     if task is not None:
         await asyncio.wait_for(task, 15)
+
+
+@contextlib.asynccontextmanager
+async def window_on_simulator(data_dir: Path) -> AsyncIterator[tuple[Simulator, Any]]:
+    """``async with window_on_simulator(dir) as (sim, window):`` a simulator on loopback, the
+    main window open on ``dir`` with the simulator as its provider; closed (and waited for) on
+    the way out, then the simulator stops."""
+    async with Simulator() as sim:
+        window = await open_window(data_dir, sim.openai_base_url)
+        try:
+            yield sim, window
+        finally:
+            await close_window(window)

@@ -13,7 +13,7 @@ from app import DENIED_TOOL_TEXT, ToolCall, ToolMessage
 from app.simulator import Reply, SimToolCall, Simulator
 from app.storage.journal import TOOL_AWAITING_APPROVAL, TOOL_STARTED
 from app.tools.workspace import Workspace
-from tests.ui.helpers import close_window, open_window, until
+from tests.ui.helpers import close_window, open_window, until, window_on_simulator
 from ui.approval import describe_call
 from ui.transcript.model import ItemKind, ToolState
 
@@ -43,75 +43,67 @@ async def send(window: Any, text: str) -> None:
 
 def test_allow_once_writes_the_file_once(run: Any, tmp_path: Path) -> None:
     async def scenario() -> None:
-        async with Simulator() as sim:
-            window = await open_window(tmp_path / "data", sim.openai_base_url)
+        async with window_on_simulator(tmp_path / "data") as (sim, window):
             ws = setup_tools(window, tmp_path)
-            try:
-                sim.enqueue(write_reply("c1"))
-                sim.enqueue(Reply(text=AFTER))
-                await send(window, "Write a note")
-                card = window.approval_card
-                await until(card.isVisible, 10, "the approval card")
-                assert card.current_call.id == "c1"
-                assert "write_file" in card.title.text()
-                assert "notes.txt" in card.details.toPlainText()
-                assert "hello" in card.details.toPlainText()
-                assert card_of(window, "c1").state is ToolState.AWAITING_APPROVAL
-                assert not (ws / "notes.txt").exists()  # nothing runs before the answer
-                sid = window.controller.session_id
-                states = await window.services.journal.tool_states(sid)
-                assert states == {"c1": TOOL_AWAITING_APPROVAL}
+            sim.enqueue(write_reply("c1"))
+            sim.enqueue(Reply(text=AFTER))
+            await send(window, "Write a note")
+            card = window.approval_card
+            await until(card.isVisible, 10, "the approval card")
+            assert card.current_call.id == "c1"
+            assert "write_file" in card.title.text()
+            assert "notes.txt" in card.details.toPlainText()
+            assert "hello" in card.details.toPlainText()
+            assert card_of(window, "c1").state is ToolState.AWAITING_APPROVAL
+            assert not (ws / "notes.txt").exists()  # nothing runs before the answer
+            sid = window.controller.session_id
+            states = await window.services.journal.tool_states(sid)
+            assert states == {"c1": TOOL_AWAITING_APPROVAL}
 
-                card.allow_once_button.click()
-                await until(lambda: not window.controller.busy, 10, "the answer")
-                assert not card.isVisible()
-                assert (ws / "notes.txt").read_text() == "hello\n"
-                assert card_of(window, "c1").state is ToolState.DONE
-                assert await window.services.journal.tool_states(sid) == {"c1": TOOL_STARTED}
-                last = window.transcript_model.item(window.transcript_model.rowCount() - 1)
-                assert last.text == AFTER
+            card.allow_once_button.click()
+            await until(lambda: not window.controller.busy, 10, "the answer")
+            assert not card.isVisible()
+            assert (ws / "notes.txt").read_text() == "hello\n"
+            assert card_of(window, "c1").state is ToolState.DONE
+            assert await window.services.journal.tool_states(sid) == {"c1": TOOL_STARTED}
+            last = window.transcript_model.item(window.transcript_model.rowCount() - 1)
+            assert last.text == AFTER
 
-                # Allow once is once: the next write asks again.
-                sim.enqueue(write_reply("c2", content="again\n"))
-                sim.enqueue(Reply(text=AFTER))
-                await send(window, "Write it again")
-                await until(card.isVisible, 10, "asked again")
-                assert card.current_call.id == "c2"
-                card.allow_once_button.click()
-                await until(lambda: not window.controller.busy, 10, "the second answer")
-                assert (ws / "notes.txt").read_text() == "again\n"
-            finally:
-                await close_window(window)
+            # Allow once is once: the next write asks again.
+            sim.enqueue(write_reply("c2", content="again\n"))
+            sim.enqueue(Reply(text=AFTER))
+            await send(window, "Write it again")
+            await until(card.isVisible, 10, "asked again")
+            assert card.current_call.id == "c2"
+            card.allow_once_button.click()
+            await until(lambda: not window.controller.busy, 10, "the second answer")
+            assert (ws / "notes.txt").read_text() == "again\n"
 
     run(scenario(), timeout=45)
 
 
 def test_deny_answers_denied_and_writes_nothing(run: Any, tmp_path: Path) -> None:
     async def scenario() -> None:
-        async with Simulator() as sim:
-            window = await open_window(tmp_path / "data", sim.openai_base_url)
+        async with window_on_simulator(tmp_path / "data") as (sim, window):
             ws = setup_tools(window, tmp_path)
-            try:
-                sim.enqueue(write_reply("c1"))
-                sim.enqueue(Reply(text="Understood, I will not write it."))
-                await send(window, "Write a note")
-                card = window.approval_card
-                await until(card.isVisible, 10, "the approval card")
-                card.deny_button.click()
-                await until(lambda: not window.controller.busy, 10, "the answer")
-                assert not card.isVisible()
-                assert not (ws / "notes.txt").exists()
-                tool_card = card_of(window, "c1")
-                assert tool_card.state is ToolState.DENIED
-                assert "denied" in tool_card.accessible_text()
-                history = await window.services.history(window.controller.session_id)
-                answers = [m for m in history if isinstance(m, ToolMessage)]
-                assert [(m.content, m.success) for m in answers] == [(DENIED_TOOL_TEXT, False)]
-                # The model was told.
-                sent = sim.model_requests()[-1].json()["messages"]
-                assert any(DENIED_TOOL_TEXT in str(m.get("content")) for m in sent), sent
-            finally:
-                await close_window(window)
+            sim.enqueue(write_reply("c1"))
+            sim.enqueue(Reply(text="Understood, I will not write it."))
+            await send(window, "Write a note")
+            card = window.approval_card
+            await until(card.isVisible, 10, "the approval card")
+            card.deny_button.click()
+            await until(lambda: not window.controller.busy, 10, "the answer")
+            assert not card.isVisible()
+            assert not (ws / "notes.txt").exists()
+            tool_card = card_of(window, "c1")
+            assert tool_card.state is ToolState.DENIED
+            assert "denied" in tool_card.accessible_text()
+            history = await window.services.history(window.controller.session_id)
+            answers = [m for m in history if isinstance(m, ToolMessage)]
+            assert [(m.content, m.success) for m in answers] == [(DENIED_TOOL_TEXT, False)]
+            # The model was told.
+            sent = sim.model_requests()[-1].json()["messages"]
+            assert any(DENIED_TOOL_TEXT in str(m.get("content")) for m in sent), sent
 
     run(scenario(), timeout=45)
 
@@ -143,22 +135,18 @@ def test_allow_for_this_conversation_does_not_ask_again(run: Any, tmp_path: Path
 
 def test_stop_while_awaiting_approval_cancels(run: Any, tmp_path: Path) -> None:
     async def scenario() -> None:
-        async with Simulator() as sim:
-            window = await open_window(tmp_path / "data", sim.openai_base_url)
+        async with window_on_simulator(tmp_path / "data") as (sim, window):
             ws = setup_tools(window, tmp_path)
-            try:
-                sim.enqueue(write_reply("c1"))
-                await send(window, "Write a note")
-                card = window.approval_card
-                await until(card.isVisible, 10, "the approval card")
-                window.composer.stop_button.click()
-                await until(lambda: not window.controller.busy, 10, "stopped")
-                await until(lambda: not card.isVisible(), 10, "the card goes away")
-                await until(lambda: card_of(window, "c1").state is ToolState.CANCELLED, 10,
-                            "the tool card says cancelled")
-                assert not (ws / "notes.txt").exists()
-            finally:
-                await close_window(window)
+            sim.enqueue(write_reply("c1"))
+            await send(window, "Write a note")
+            card = window.approval_card
+            await until(card.isVisible, 10, "the approval card")
+            window.composer.stop_button.click()
+            await until(lambda: not window.controller.busy, 10, "stopped")
+            await until(lambda: not card.isVisible(), 10, "the card goes away")
+            await until(lambda: card_of(window, "c1").state is ToolState.CANCELLED, 10,
+                        "the tool card says cancelled")
+            assert not (ws / "notes.txt").exists()
 
     run(scenario(), timeout=45)
 

@@ -16,8 +16,8 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QPushButton
 
 from app import ToolCall
-from app.simulator import Reply, Simulator
-from tests.ui.helpers import close_window, open_window, until
+from app.simulator import Reply
+from tests.ui.helpers import until, window_on_simulator
 from tests.ui.test_approval import AFTER, card_of, send, setup_tools, write_reply
 from ui.approval import ApprovalCard
 from ui.transcript.model import ItemKind, ToolState
@@ -30,54 +30,50 @@ def _type(widget: Any, text: str) -> None:
 
 def test_typing_while_the_card_appears_approves_nothing(run: Any, tmp_path: Path) -> None:
     async def scenario() -> None:
-        async with Simulator() as sim:
-            window = await open_window(tmp_path / "data", sim.openai_base_url)
+        async with window_on_simulator(tmp_path / "data") as (sim, window):
             ws = setup_tools(window, tmp_path)
-            try:
-                window.activateWindow()
-                edit = window.composer.edit
-                sim.enqueue(write_reply("c1"))
-                sim.enqueue(Reply(text=AFTER))
-                await send(window, "Write a note")
-                edit.setFocus()
-                await until(lambda: window.focusWidget() is edit, 5, "focus in the composer")
-                _type(window.focusWidget(), "I keep")  # typing as the answer streams
-                card = window.approval_card
-                await until(card.isVisible, 10, "the approval card")
-                # The person has not looked up: the keys go wherever focus is.
-                for _ in range(3):
-                    focus = window.focusWidget()
-                    _type(focus, " typing a sentence")
-                    QTest.keyClick(focus, Qt.Key.Key_Space)
-                    QTest.keyClick(focus, Qt.Key.Key_Return)
-                    QTest.keyClick(focus, Qt.Key.Key_Enter)
-                typed = "I keep" + " typing a sentence " * 3
-                # Then they see the card and deny it: whatever the keys did came first.
-                card.deny_button.click()
-                await until(lambda: not window.controller.busy, 10, "the answer")
-                assert not (ws / "notes.txt").exists()
-                assert card_of(window, "c1").state is ToolState.DENIED
-                assert edit.toPlainText() == typed
-                assert window.focusWidget() is edit
-                for button in card.findChildren(QPushButton):
-                    assert button.focusPolicy() == Qt.FocusPolicy.NoFocus, button.objectName()
-                    assert not button.isDefault() and not button.autoDefault()
+            window.activateWindow()
+            edit = window.composer.edit
+            sim.enqueue(write_reply("c1"))
+            sim.enqueue(Reply(text=AFTER))
+            await send(window, "Write a note")
+            edit.setFocus()
+            await until(lambda: window.focusWidget() is edit, 5, "focus in the composer")
+            _type(window.focusWidget(), "I keep")  # typing as the answer streams
+            card = window.approval_card
+            await until(card.isVisible, 10, "the approval card")
+            # The person has not looked up: the keys go wherever focus is.
+            for _ in range(3):
+                focus = window.focusWidget()
+                _type(focus, " typing a sentence")
+                QTest.keyClick(focus, Qt.Key.Key_Space)
+                QTest.keyClick(focus, Qt.Key.Key_Return)
+                QTest.keyClick(focus, Qt.Key.Key_Enter)
+            typed = "I keep" + " typing a sentence " * 3
+            # Then they see the card and deny it: whatever the keys did came first.
+            card.deny_button.click()
+            await until(lambda: not window.controller.busy, 10, "the answer")
+            assert not (ws / "notes.txt").exists()
+            assert card_of(window, "c1").state is ToolState.DENIED
+            assert edit.toPlainText() == typed
+            assert window.focusWidget() is edit
+            for button in card.findChildren(QPushButton):
+                assert button.focusPolicy() == Qt.FocusPolicy.NoFocus, button.objectName()
+                assert not button.isDefault() and not button.autoDefault()
 
-                # A deliberate click, once the card is armed, still approves.
-                sim.enqueue(write_reply("c2"))
-                sim.enqueue(Reply(text=AFTER))
-                await send(window, "Write it")
-                await until(card.isVisible, 10, "asked again")
-                assert card.current_call.id == "c2"
-                await until(lambda: card.armed, 5, "the card to arm")
-                QTest.mouseClick(card.allow_once_button, Qt.MouseButton.LeftButton)
-                await until(lambda: not window.controller.busy, 10, "the second answer")
-                assert (ws / "notes.txt").read_text() == "hello\n"
-                assert card_of(window, "c2").state is ToolState.DONE
-                last = window.transcript_model.item(window.transcript_model.rowCount() - 1)
-                assert last.kind is ItemKind.ASSISTANT and last.text == AFTER
-            finally:
-                await close_window(window)
+            # A deliberate click, once the card is armed, still approves.
+            sim.enqueue(write_reply("c2"))
+            sim.enqueue(Reply(text=AFTER))
+            await send(window, "Write it")
+            await until(card.isVisible, 10, "asked again")
+            assert card.current_call.id == "c2"
+            await until(lambda: card.armed, 5, "the card to arm")
+            QTest.mouseClick(card.allow_once_button, Qt.MouseButton.LeftButton)
+            await until(lambda: not window.controller.busy, 10, "the second answer")
+            assert (ws / "notes.txt").read_text() == "hello\n"
+            assert card_of(window, "c2").state is ToolState.DONE
+            last = window.transcript_model.item(window.transcript_model.rowCount() - 1)
+            assert last.kind is ItemKind.ASSISTANT and last.text == AFTER
 
     run(scenario(), timeout=45)
 

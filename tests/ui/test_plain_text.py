@@ -21,8 +21,8 @@ from app import InternalMessage, ToolCall, UserMessage
 from app.messages import AssistantMessage
 from app.resume import classify_tail
 from app.services import ResumeInfo
-from app.simulator import Reply, Simulator
-from tests.ui.helpers import close_window, open_window, until
+from app.simulator import Reply
+from tests.ui.helpers import until, window_on_simulator
 from ui.plain import plain_message_box, plain_tooltip
 from ui.resume_bar import ResumeBar
 from ui.transcript.model import TranscriptModel
@@ -117,37 +117,33 @@ def test_conversation_title_markup_in_the_sidebar(run: Any, tmp_path: Path,
                                                   image_markup: str,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     async def scenario() -> None:
-        async with Simulator() as sim:
-            window = await open_window(tmp_path / "data", sim.openai_base_url)
-            try:
-                sim.enqueue(Reply(text="Hello."))
-                window.composer.edit.setPlainText("Hi")
-                window.composer.send_button.click()
-                await until(lambda: not window.controller.busy
-                            and window.sidebar.list.count() == 1, 10, "the conversation")
-                sid = window.controller.session_id
-                # The person renames it (the model could have named it too).
-                monkeypatch.setattr(sidebar_module, "ask_title", lambda _p, _c: image_markup)
-                window.sidebar.rename(sid)
-                await until(lambda: window.sidebar.title_of(sid) == image_markup, 10,
-                            "the new title")
-                lst = window.sidebar.list
-                rect = lst.visualItemRect(lst.item(0))
-                assert_shows_literally(shown_tooltip(lst.viewport(), rect.center()),
-                                       image_markup)
-                # Deleting asks with the title in the question: shown as plain text.
-                seen: list[tuple[Qt.TextFormat, str]] = []
+        async with window_on_simulator(tmp_path / "data") as (sim, window):
+            sim.enqueue(Reply(text="Hello."))
+            window.composer.edit.setPlainText("Hi")
+            window.composer.send_button.click()
+            await until(lambda: not window.controller.busy
+                        and window.sidebar.list.count() == 1, 10, "the conversation")
+            sid = window.controller.session_id
+            # The person renames it (the model could have named it too).
+            monkeypatch.setattr(sidebar_module, "ask_title", lambda _p, _c: image_markup)
+            window.sidebar.rename(sid)
+            await until(lambda: window.sidebar.title_of(sid) == image_markup, 10,
+                        "the new title")
+            lst = window.sidebar.list
+            rect = lst.visualItemRect(lst.item(0))
+            assert_shows_literally(shown_tooltip(lst.viewport(), rect.center()),
+                                   image_markup)
+            # Deleting asks with the title in the question: shown as plain text.
+            seen: list[tuple[Qt.TextFormat, str]] = []
 
-                def answer(box: QMessageBox) -> int:
-                    seen.append((box.textFormat(), box.text()))
-                    return QMessageBox.StandardButton.No
+            def answer(box: QMessageBox) -> int:
+                seen.append((box.textFormat(), box.text()))
+                return QMessageBox.StandardButton.No
 
-                monkeypatch.setattr(QMessageBox, "exec", answer)
-                assert window.sidebar.delete(sid) is False
-                assert seen and seen[0][0] == Qt.TextFormat.PlainText
-                assert image_markup in seen[0][1]
-            finally:
-                await close_window(window)
+            monkeypatch.setattr(QMessageBox, "exec", answer)
+            assert window.sidebar.delete(sid) is False
+            assert seen and seen[0][0] == Qt.TextFormat.PlainText
+            assert image_markup in seen[0][1]
 
     run(scenario(), timeout=45)
 

@@ -14,9 +14,9 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QStyleOptionViewItem
 
 from app import AssistantMessage, UserMessage
-from app.simulator import Reply, Simulator
+from app.simulator import Reply
 from app.storage.journal import StopKind
-from tests.ui.helpers import close_window, open_window, until
+from tests.ui.helpers import until, window_on_simulator
 from ui.sidebar import SESSION_ROLE
 from ui.transcript.model import ItemKind
 
@@ -105,60 +105,56 @@ def test_relaunch_after_sigkill_shows_bar_and_draft_then_resumes(run: Any,
     session_id = kill_mid_stream(data_dir)
 
     async def scenario() -> None:
-        async with Simulator() as sim:
-            window = await open_window(data_dir, sim.openai_base_url)
-            try:
-                # On launch: the most recent conversation is the one the dead app was answering.
-                await until(lambda: window.resume_bar.isVisible(), what="resume bar at launch")
-                draft_text = _assert_crash_shown(window, session_id)
-                history = await window.services.history(session_id)
-                assert [type(m) for m in history] == [UserMessage]  # the draft is not history
+        async with window_on_simulator(data_dir) as (sim, window):
+            # On launch: the most recent conversation is the one the dead app was answering.
+            await until(lambda: window.resume_bar.isVisible(), what="resume bar at launch")
+            draft_text = _assert_crash_shown(window, session_id)
+            history = await window.services.history(session_id)
+            assert [type(m) for m in history] == [UserMessage]  # the draft is not history
 
-                # Away to a new conversation and back through the sidebar: the same state.
-                window.new_action.trigger()
-                await until(lambda: window.controller.session_id is None
-                            and window.transcript_model.rowCount() == 0, what="new conversation")
-                assert not window.resume_bar.isVisible()
-                await until(lambda: window.sidebar.session_ids() == [session_id], what="sidebar")
-                _click_session(window, session_id)
-                await until(lambda: window.controller.session_id == session_id
-                            and window.resume_bar.isVisible() and _draft_rows(window),
-                            what="crashed conversation reopened")
-                assert _assert_crash_shown(window, session_id) == draft_text
+            # Away to a new conversation and back through the sidebar: the same state.
+            window.new_action.trigger()
+            await until(lambda: window.controller.session_id is None
+                        and window.transcript_model.rowCount() == 0, what="new conversation")
+            assert not window.resume_bar.isVisible()
+            await until(lambda: window.sidebar.session_ids() == [session_id], what="sidebar")
+            _click_session(window, session_id)
+            await until(lambda: window.controller.session_id == session_id
+                        and window.resume_bar.isVisible() and _draft_rows(window),
+                        what="crashed conversation reopened")
+            assert _assert_crash_shown(window, session_id) == draft_text
 
-                sim.enqueue(Reply(text="Once upon a time, a story ended properly."))
-                window.resume_bar.resume_button.click()
-                assert window.controller.busy
-                await until(lambda: not window.controller.busy, what="resume finishes")
-                model = window.transcript_model
-                last = model.item(model.rowCount() - 1)
-                assert last.kind is ItemKind.ASSISTANT
-                assert last.text == "Once upon a time, a story ended properly."
-                assert not window.resume_bar.isVisible()
-                history = await window.services.history(session_id)
-                assert [type(m) for m in history] == [UserMessage, AssistantMessage]
-                assert history[-1].content == "Once upon a time, a story ended properly."
-                info = await window.services.resume_info(session_id)
-                assert info.draft is None and info.stop is None and info.point is None
-                await until(lambda: not window.sidebar.has_badge(session_id), what="badge off")
-                # The model was sent the saved history only: the draft is not part of it.
-                sent = sim.model_requests()[-1].json()["messages"]
-                sent = [m for m in sent if m["role"] != "system"]
-                assert [m["role"] for m in sent] == ["user"], sent
-                assert sent[0]["content"] in ("Tell me a story",
-                                              [{"type": "text", "text": "Tell me a story"}])
+            sim.enqueue(Reply(text="Once upon a time, a story ended properly."))
+            window.resume_bar.resume_button.click()
+            assert window.controller.busy
+            await until(lambda: not window.controller.busy, what="resume finishes")
+            model = window.transcript_model
+            last = model.item(model.rowCount() - 1)
+            assert last.kind is ItemKind.ASSISTANT
+            assert last.text == "Once upon a time, a story ended properly."
+            assert not window.resume_bar.isVisible()
+            history = await window.services.history(session_id)
+            assert [type(m) for m in history] == [UserMessage, AssistantMessage]
+            assert history[-1].content == "Once upon a time, a story ended properly."
+            info = await window.services.resume_info(session_id)
+            assert info.draft is None and info.stop is None and info.point is None
+            await until(lambda: not window.sidebar.has_badge(session_id), what="badge off")
+            # The model was sent the saved history only: the draft is not part of it.
+            sent = sim.model_requests()[-1].json()["messages"]
+            sent = [m for m in sent if m["role"] != "system"]
+            assert [m["role"] for m in sent] == ["user"], sent
+            assert sent[0]["content"] in ("Tell me a story",
+                                          [{"type": "text", "text": "Tell me a story"}])
 
-                # Reopened, the conversation is whole and the draft is gone.
-                window.new_action.trigger()
-                await until(lambda: window.controller.session_id is None, what="new")
-                _click_session(window, session_id)
-                await until(lambda: window.controller.session_id == session_id
-                            and window.transcript_model.rowCount() == 2, what="reopened")
-                assert [i.kind for i in window.transcript_model.items()] == [
-                    ItemKind.USER, ItemKind.ASSISTANT]
-                assert not _draft_rows(window)
-                assert not window.resume_bar.isVisible()
-            finally:
-                await close_window(window)
+            # Reopened, the conversation is whole and the draft is gone.
+            window.new_action.trigger()
+            await until(lambda: window.controller.session_id is None, what="new")
+            _click_session(window, session_id)
+            await until(lambda: window.controller.session_id == session_id
+                        and window.transcript_model.rowCount() == 2, what="reopened")
+            assert [i.kind for i in window.transcript_model.items()] == [
+                ItemKind.USER, ItemKind.ASSISTANT]
+            assert not _draft_rows(window)
+            assert not window.resume_bar.isVisible()
 
     run(scenario(), timeout=60)

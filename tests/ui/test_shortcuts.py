@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QApplication
 from app.services import AppServices
 from app.simulator import Reply, Simulator
 from app.storage.journal import StopKind
-from tests.ui.helpers import close_window, open_window, until
+from tests.ui.helpers import close_window, open_window, until, window_on_simulator
 from ui.settings_dialog import SettingsDialog
 
 CTRL = Qt.KeyboardModifier.ControlModifier
@@ -67,52 +67,48 @@ def test_actions_carry_the_standard_key_sequences(run: Any, tmp_path: Path) -> N
 
 def test_ctrl_n_ctrl_f_ctrl_comma(run: Any, tmp_path: Path) -> None:
     async def scenario() -> None:
-        async with Simulator() as sim:
-            window = await open_window(tmp_path, sim.openai_base_url)
-            try:
-                await _activate(window)
-                sim.enqueue(Reply(text="Tides follow the moon."))
-                window.composer.edit.setPlainText("Why are there tides?")
-                window.composer.send_button.click()
-                await until(lambda: not window.controller.busy
-                            and window.transcript_model.rowCount() == 2, what="answer")
-                first = window.controller.session_id
-                assert first is not None
+        async with window_on_simulator(tmp_path) as (sim, window):
+            await _activate(window)
+            sim.enqueue(Reply(text="Tides follow the moon."))
+            window.composer.edit.setPlainText("Why are there tides?")
+            window.composer.send_button.click()
+            await until(lambda: not window.controller.busy
+                        and window.transcript_model.rowCount() == 2, what="answer")
+            first = window.controller.session_id
+            assert first is not None
 
-                # Ctrl+F (from the composer): the sidebar search gets focus, its text selected.
-                window.sidebar.search.setText("moon")
-                window.composer.edit.setFocus()
-                await until(lambda: _focused() is window.composer.edit, what="composer focus")
-                QTest.keyClick(window.composer.edit, Qt.Key.Key_F, CTRL)
-                assert _focused() is window.sidebar.search
-                assert window.sidebar.search.selectedText() == "moon"
-                assert window.composer.edit.toPlainText() == ""  # no "f" typed anywhere
-                window.sidebar.search.clear()
+            # Ctrl+F (from the composer): the sidebar search gets focus, its text selected.
+            window.sidebar.search.setText("moon")
+            window.composer.edit.setFocus()
+            await until(lambda: _focused() is window.composer.edit, what="composer focus")
+            QTest.keyClick(window.composer.edit, Qt.Key.Key_F, CTRL)
+            assert _focused() is window.sidebar.search
+            assert window.sidebar.search.selectedText() == "moon"
+            assert window.composer.edit.toPlainText() == ""  # no "f" typed anywhere
+            window.sidebar.search.clear()
 
-                # Ctrl+N (focus in the search box): a new, empty conversation; composer focused.
-                QTest.keyClick(window.sidebar.search, Qt.Key.Key_N, CTRL)
-                await until(lambda: window.controller.session_id is None
-                            and window.transcript_model.rowCount() == 0, what="new conversation")
-                assert _focused() is window.composer.edit
-                assert not window.resume_bar.isVisible()
-                assert window.sidebar.search.text() == ""
-                # The earlier conversation is still there to go back to.
-                history = await window.services.history(first)
-                assert len(history) == 2
+            # Ctrl+N (focus in the search box): a new, empty conversation; composer focused.
+            QTest.keyClick(window.sidebar.search, Qt.Key.Key_N, CTRL)
+            await until(lambda: window.controller.session_id is None
+                        and window.transcript_model.rowCount() == 0, what="new conversation")
+            assert _focused() is window.composer.edit
+            assert not window.resume_bar.isVisible()
+            assert window.sidebar.search.text() == ""
+            # The earlier conversation is still there to go back to.
+            history = await window.services.history(first)
+            assert len(history) == 2
 
-                # Ctrl+, opens the settings dialog (window-modal, not blocking the loop).
-                QTest.keyClick(window, Qt.Key.Key_Comma, CTRL)
-                dialog = window.findChild(SettingsDialog)
-                assert dialog is not None
-                await until(dialog.isVisible, what="settings dialog")
-                assert dialog.isModal()
-                assert dialog.parent() is window
-                before = window.services.settings
-                dialog.reject()
-                await until(lambda: not dialog.isVisible(), what="dialog closed")
-                assert window.services.settings == before  # cancelled: nothing changed
-            finally:
-                await close_window(window)
+            # Ctrl+, opens the settings dialog (window-modal, not blocking the loop).
+            QTest.keyClick(window, Qt.Key.Key_Comma, CTRL)
+            dialog = window.findChild(SettingsDialog)
+            assert dialog is not None
+            await until(dialog.isVisible, what="settings dialog")
+            assert dialog.isModal()
+            assert dialog.parent() is window
+            before = window.services.settings
+            dialog.reject()
+            await until(lambda: not dialog.isVisible(), what="dialog closed")
+            assert window.services.settings == before  # cancelled: nothing changed
 
     run(scenario())
 

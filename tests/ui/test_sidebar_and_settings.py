@@ -97,7 +97,7 @@ def test_settings_dialog_stores_key_in_keyring_only(qtbot: Any, tmp_path: Path,
     dialog.api_key.setText("sk-test-123")
     dialog.accept()
     settings = dialog.result_settings()
-    assert memory_keyring.secrets == {("Continuum", settings.key_service()): "sk-test-123"}
+    assert memory_keyring.passwords == {("Continuum", settings.key_service()): "sk-test-123"}
     assert dialog.api_key.text() == ""
     assert "keyring" in dialog.key_note.text()
 

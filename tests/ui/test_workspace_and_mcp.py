@@ -20,7 +20,7 @@ from app import ToolMessage
 from app.settings import load_settings
 from app.simulator import Reply, SimToolCall, Simulator
 from app.tools.mcp import McpServerConfig
-from tests.ui.helpers import close_window, make_services, open_window, until
+from tests.ui.helpers import close_window, make_services, open_window, until, window_on_simulator
 
 SERVER = Path(__file__).resolve().parents[1] / "fixtures" / "mcp_server.py"
 FILE_TOOLS = {"list_directory", "read_file", "write_file", "edit_file"}
@@ -150,23 +150,19 @@ def test_missing_workspace_folder_gives_no_tools_and_a_message(
     gone.mkdir()
 
     async def scenario() -> None:
-        async with Simulator() as sim:
-            window = await open_window(tmp_path / "data", sim.openai_base_url)
-            try:
-                await window.set_workspace(str(gone))
-                gone.rmdir()
-                sim.enqueue(Reply(text="Still here."))
-                await send(window, "Hello")
-                await answered(window)
-                assert not FILE_TOOLS & offered_tools(sim)
-                assert window.transcript_model.item(
-                    window.transcript_model.rowCount() - 1).text == "Still here."
-                await until(lambda: "no longer exists" in window.statusBar().currentMessage(),
-                            5, "the status message")
-                await window.refresh_workspace()
-                assert "(missing)" in window.workspace_button.text()
-            finally:
-                await close_window(window)
+        async with window_on_simulator(tmp_path / "data") as (sim, window):
+            await window.set_workspace(str(gone))
+            gone.rmdir()
+            sim.enqueue(Reply(text="Still here."))
+            await send(window, "Hello")
+            await answered(window)
+            assert not FILE_TOOLS & offered_tools(sim)
+            assert window.transcript_model.item(
+                window.transcript_model.rowCount() - 1).text == "Still here."
+            await until(lambda: "no longer exists" in window.statusBar().currentMessage(),
+                        5, "the status message")
+            await window.refresh_workspace()
+            assert "(missing)" in window.workspace_button.text()
 
     run(scenario(), timeout=45)
 

@@ -1,11 +1,12 @@
-"""Every exception the core raises, in one tree.
+"""Every exception Continuum raises on purpose, in one tree.
 
 ::
 
     ContinuumError
     ├── AgentError
-    │   ├── AgentResumeError        .reason: "empty" | "completed" | "refused" | "context_full"
-    │   │                                    | "unknown_stop" | "malformed"
+    │   ├── AgentResumeError        .reason: app.resume.BlockedReason ("empty" | "completed" |
+    │   │                                    "refused" | "context_full" | "unknown_stop" |
+    │   │                                    "malformed")
     │   ├── SessionBusyError        a session busy in this process or claimed by another
     │   ├── ToolRoundLimitError     max_tool_rounds reached; resume() continues
     │   └── IncompleteStreamError   a model stream ended without a stop reason
@@ -25,7 +26,21 @@
     │   ├── StorageFullError          disk full
     │   ├── StorageReadOnlyError      read-only file or folder
     │   └── StorageBusyError          locked by another process for too long
-    └── SettingsSaveError           the settings file could not be written (disk full, ...)
+    ├── MessageFormatError (ValueError)    a stored or received message cannot be read
+    ├── ToolArgumentError (ValueError)     a model's arguments do not fit a tool
+    ├── WorkspaceError (ValueError)        a workspace file operation was refused
+    ├── McpServerError (RuntimeError)      an MCP server could not be started or listed
+    ├── SettingsFormatError (ValueError)   a field of settings.json is wrong
+    ├── SettingsSaveError           the settings file could not be written (disk full, ...)
+    ├── NoKeyringError (RuntimeError)      no usable OS keyring to keep the API key in
+    └── SessionLockedError          (app.services) another window holds the conversation
+
+The classes marked with a builtin keep it as a second base, so code that catches the builtin
+(``except ValueError``) still does. Each stays importable from the module that raises it.
+Deliberately outside the tree: ``app.testing.ScriptExhaustedError`` (an ``AssertionError``, so
+a test runner reports an over-run script as a failed test) and the simulator's
+``app.simulator.script.SpecError`` (a ``ValueError`` about a test script, not the app); the
+private ``_``-named exceptions never leave their module.
 
 Messages say what happened and what the person can do next. No message ever contains an
 API key: provider errors are built from status, error type and the provider's message only.
@@ -44,6 +59,9 @@ __all__ = [
     "AgentResumeError",
     "ContinuumError",
     "IncompleteStreamError",
+    "McpServerError",
+    "MessageFormatError",
+    "NoKeyringError",
     "ProviderAuthError",
     "ProviderBadRequestError",
     "ProviderConnectionError",
@@ -55,6 +73,7 @@ __all__ = [
     "ProviderStreamError",
     "ProviderTimeoutError",
     "SessionBusyError",
+    "SettingsFormatError",
     "SettingsSaveError",
     "StorageBusyError",
     "StorageCorruptError",
@@ -62,7 +81,9 @@ __all__ = [
     "StorageFullError",
     "StorageReadOnlyError",
     "StorageVersionError",
+    "ToolArgumentError",
     "ToolRoundLimitError",
+    "WorkspaceError",
 ]
 
 
@@ -231,3 +252,27 @@ class StorageBusyError(StorageError):
 
 class SettingsSaveError(ContinuumError):
     """The settings could not be written; the previous settings file is unchanged."""
+
+
+class SettingsFormatError(ContinuumError, ValueError):
+    """A field of the settings file has the wrong type or value (the message names it)."""
+
+
+class MessageFormatError(ContinuumError, ValueError):
+    """A stored or received message could not be understood."""
+
+
+class ToolArgumentError(ContinuumError, ValueError):
+    """The model's arguments do not fit the tool's parameters."""
+
+
+class WorkspaceError(ContinuumError, ValueError):
+    """A file operation was refused; the message says why and what to do instead."""
+
+
+class McpServerError(ContinuumError, RuntimeError):
+    """The server could not be started or listed (the message is fit for the person)."""
+
+
+class NoKeyringError(ContinuumError, RuntimeError):
+    """No usable OS keyring: the key cannot be stored safely."""

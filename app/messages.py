@@ -14,6 +14,8 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any, Final, TypeAlias
 
+from .errors import MessageFormatError
+
 __all__ = [
     "MESSAGE_SCHEMA_VERSION",
     "AssistantMessage",
@@ -35,10 +37,6 @@ __all__ = [
 ]
 
 MESSAGE_SCHEMA_VERSION: Final = 1
-
-
-class MessageFormatError(ValueError):
-    """A stored or received message could not be understood."""
 
 
 class StopReason(StrEnum):

@@ -11,6 +11,8 @@ from __future__ import annotations
 import logging
 import os
 
+from .errors import NoKeyringError
+
 __all__ = [
     "DEFAULT_KEY_ENV",
     "KEYRING_SERVICE",
@@ -25,10 +27,6 @@ log = logging.getLogger(__name__)
 
 KEYRING_SERVICE = "Continuum"
 DEFAULT_KEY_ENV = "CONTINUUM_API_KEY"
-
-
-class NoKeyringError(RuntimeError):
-    """No usable OS keyring: the key cannot be stored safely."""
 
 
 def _backend() -> object | None:

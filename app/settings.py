@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeGuard, get_args
 
-from .errors import SettingsSaveError
+from .errors import SettingsFormatError, SettingsSaveError
 from .tools.mcp import McpServerConfig
 
 __all__ = [
@@ -43,10 +43,6 @@ SETTINGS_FILE = "settings.json"
 MAX_SETTINGS_BYTES = 1 << 20  # a settings file is a few KB; more is not ours
 MAX_RECENT_MODELS = 20
 MAX_CALL_TIMEOUT = 86_400.0  # seconds: one day
-
-
-class SettingsFormatError(ValueError):
-    """A field of the settings file has the wrong type or value (the message names it)."""
 
 
 @dataclass(frozen=True, slots=True)

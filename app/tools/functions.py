@@ -36,6 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeVar, overload
 
+from ..errors import ToolArgumentError
 from ..messages import ToolCall, ToolOutcome
 from ..model import ToolSpec
 
@@ -68,10 +69,6 @@ STOPPED_STILL_RUNNING_TEXT: Final = (
     "whatever it changes may or may not have happened. Check the current state before "
     "running it again."
 )
-
-
-class ToolArgumentError(ValueError):
-    """The model's arguments do not fit the tool's parameters."""
 
 
 @dataclass(frozen=True, slots=True)

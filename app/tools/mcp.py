@@ -30,8 +30,9 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import IO, Any, Final
 
+from ..errors import McpServerError, ToolArgumentError
 from ..messages import ToolCall
-from .functions import FunctionTool, ToolArgumentError, ToolResult
+from .functions import FunctionTool, ToolResult
 
 __all__ = [
     "McpServerConfig",
@@ -76,10 +77,6 @@ class McpServerConfig:
         if self.call_timeout <= 0:
             raise ValueError("call_timeout must be positive")
         object.__setattr__(self, "args", tuple(self.args))
-
-
-class McpServerError(RuntimeError):
-    """The server could not be started or listed (the message is fit for the person)."""
 
 
 def mcp_tool_name(server: str, tool: str, taken: set[str] | frozenset[str] = frozenset()) -> str:

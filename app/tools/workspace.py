@@ -57,6 +57,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
+from ..errors import WorkspaceError
 from .functions import FunctionTool, as_tool
 
 __all__ = ["Workspace", "WorkspaceError", "is_temporary_name", "temporary_is_stale"]
@@ -80,10 +81,6 @@ _TEMPORARY = re.compile(r"\.continuum-.*\.tmp", re.DOTALL)
 _TEMPORARY_WITH_PID = re.compile(r"\.continuum-(\d+)-[0-9a-f]+\.tmp")
 _active_lock = threading.Lock()
 _active: set[str] = set()  # temporary names this process is writing right now
-
-
-class WorkspaceError(ValueError):
-    """A file operation was refused; the message says why and what to do instead."""
 
 
 class _Outside(WorkspaceError):

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QPainter, QPalette
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, QRect, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QKeyEvent, QPainter
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QInputDialog,
@@ -193,15 +193,15 @@ class Sidebar(QWidget):
         if session_id and session_id != self._current:
             self.sessionActivated.emit(session_id)
 
-    def _menu(self, pos: object) -> None:
-        item = self.list.itemAt(pos)  # type: ignore[arg-type]
+    def _menu(self, pos: QPoint) -> None:
+        item = self.list.itemAt(pos)
         if item is None:
             return
         session_id = item.data(SESSION_ROLE)
         menu = QMenu(self)
         rename = menu.addAction("Rename…")
         delete = menu.addAction("Delete…")
-        chosen = menu.exec(self.list.viewport().mapToGlobal(pos))  # type: ignore[arg-type]
+        chosen = menu.exec(self.list.viewport().mapToGlobal(pos))
         if chosen is rename:
             self.rename(session_id)
         elif chosen is delete:
@@ -221,15 +221,10 @@ class Sidebar(QWidget):
         self.deleteRequested.emit(session_id)
         return True
 
-    def keyPressEvent(self, event: object) -> None:
-        from PySide6.QtGui import QKeyEvent
-
-        if isinstance(event, QKeyEvent) and event.key() == Qt.Key.Key_Delete:
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() == Qt.Key.Key_Delete:
             item = self.list.currentItem()
             if item is not None:
                 self.delete(item.data(SESSION_ROLE))
                 return
-        super().keyPressEvent(event)  # type: ignore[arg-type]
-
-    def palette_changed(self, _palette: QPalette) -> None:
-        self.list.viewport().update()
+        super().keyPressEvent(event)

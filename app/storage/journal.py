@@ -14,10 +14,10 @@ process writes nothing. So the app keeps, per conversation, in the same database
   provably never started) or ``started`` (it may have run) — written durably before each step,
   keyed by the assistant message that asked *and* the call id (ids repeat across turns).
 
-* the conversation's **workspace folder** (``session_settings``).
-
-These tables are created by the store's migrations (schema 2; tool states schema 3, keyed by
-message schema 5; session settings schema 4).
+The conversation's own choices (its workspace folder, ...) are not records of a request: they
+live in :mod:`app.storage.conversation_settings`. These tables are created by the migrations
+of :mod:`app.storage.schema` (schema 2; tool states schema 3, keyed by message schema 5); all
+access goes through the store's :class:`~app.storage.database.Database`.
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ import aiosqlite
 
 from ..errors import StorageFullError
 from .reserve import DiskReserve
-from .sqlite import SQLiteSessionStore, _rollback, storable_text
+from .schema import ensure_session_row
+from .sqlite import SQLiteSessionStore, storable_text
 
 __all__ = [
     "TOOL_AWAITING_APPROVAL",
@@ -103,6 +104,7 @@ class SessionJournal:
 
     def __init__(self, store: SQLiteSessionStore) -> None:
         self.store = store
+        self._db = store.database
         #: Room released when the disk is full, so stop records are still saved
         #: (:mod:`app.storage.reserve`); ``None``: no reserve.
         self.reserve: DiskReserve | None = None
@@ -128,7 +130,7 @@ class SessionJournal:
             ) as cursor:
                 return [RunningMarker(*row) for row in await cursor.fetchall()]
 
-        return await self.store._read(op)
+        return await self._db.read(op)
 
     async def save_draft(self, session_id: str, text: str) -> None:
         await self._execute(
@@ -146,7 +148,7 @@ class SessionJournal:
                 row = await cursor.fetchone()
             return None if row is None or not row[0] else str(row[0])
 
-        return await self.store._read(op)
+        return await self._db.read(op)
 
     async def clear_draft(self, session_id: str) -> None:
         await self._execute("DELETE FROM drafts WHERE session_id = ?", (session_id,))
@@ -182,7 +184,7 @@ class SessionJournal:
                 kind = StopKind.PROVIDER_ERROR
             return StopRecord(row[0], kind, row[2], row[3])
 
-        return await self.store._read(op)
+        return await self._db.read(op)
 
     async def clear_stop(self, session_id: str) -> None:
         await self._execute("DELETE FROM stop_records WHERE session_id = ?", (session_id,))
@@ -200,30 +202,24 @@ class SessionJournal:
         reads as "may have run", which never lets a tool run twice.
         """
         async def op(conn: aiosqlite.Connection) -> None:
-            await conn.execute("BEGIN IMMEDIATE")
-            try:
-                seq = asked_seq
-                if seq is None:
-                    async with conn.execute(_ASKING_MESSAGE, (session_id, call_id)) as cursor:
-                        row = await cursor.fetchone()
-                    seq = None if row is None else int(row[0])
-                if seq is None:
-                    log.warning("no saved message asked for tool call %r; its state %r is "
-                                "not recorded", call_id, state)
-                else:
-                    await conn.execute(
-                        "INSERT INTO tool_states(session_id, asked_seq, call_id, state, "
-                        "updated_at) VALUES (?, ?, ?, ?, ?) "
-                        "ON CONFLICT(session_id, asked_seq, call_id) DO UPDATE SET "
-                        "state = excluded.state, updated_at = excluded.updated_at",
-                        (session_id, seq, call_id, state, time.time()),
-                    )
-                await conn.execute("COMMIT")
-            except BaseException:
-                await _rollback(conn)
-                raise
+            seq = asked_seq
+            if seq is None:
+                async with conn.execute(_ASKING_MESSAGE, (session_id, call_id)) as cursor:
+                    row = await cursor.fetchone()
+                seq = None if row is None else int(row[0])
+            if seq is None:
+                log.warning("no saved message asked for tool call %r; its state %r is "
+                            "not recorded", call_id, state)
+                return
+            await conn.execute(
+                "INSERT INTO tool_states(session_id, asked_seq, call_id, state, "
+                "updated_at) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT(session_id, asked_seq, call_id) DO UPDATE SET "
+                "state = excluded.state, updated_at = excluded.updated_at",
+                (session_id, seq, call_id, state, time.time()),
+            )
 
-        await self.store._write(op)
+        await self._db.transaction(op)
 
     async def tool_states(self, session_id: str) -> dict[str, str]:
         """``call_id -> state`` of the calls of the conversation's newest assistant message
@@ -234,7 +230,7 @@ class SessionJournal:
             async with conn.execute(_NEWEST_STEP_STATES, {"s": session_id}) as cursor:
                 return {str(row[0]): str(row[1]) for row in await cursor.fetchall()}
 
-        return await self.store._read(op)
+        return await self._db.read(op)
 
     async def all_tool_states(self, session_id: str) -> dict[tuple[int, str], str]:
         """``(asked_seq, call_id) -> state`` of every recorded call of the conversation."""
@@ -246,51 +242,21 @@ class SessionJournal:
                 return {(int(row[0]), str(row[1])): str(row[2])
                         for row in await cursor.fetchall()}
 
-        return await self.store._read(op)
-
-    async def set_workspace(self, session_id: str, path: str | None) -> None:
-        """The conversation's workspace folder; ``None`` records "no folder" on purpose."""
-        await self._write_for_session(
-            session_id,
-            "INSERT INTO session_settings(session_id, workspace) VALUES (?, ?) "
-            "ON CONFLICT(session_id) DO UPDATE SET workspace = excluded.workspace",
-            (session_id, path or ""),
-        )
-
-    async def workspace(self, session_id: str) -> str | None:
-        """The recorded folder, ``""`` for "none on purpose", ``None`` when never chosen."""
-        async def op(conn: aiosqlite.Connection) -> str | None:
-            async with conn.execute(
-                "SELECT workspace FROM session_settings WHERE session_id = ?", (session_id,)
-            ) as cursor:
-                row = await cursor.fetchone()
-            return None if row is None else str(row[0] or "")
-
-        return await self.store._read(op)
+        return await self._db.read(op)
 
     async def _write_for_session(
         self, session_id: str, sql: str, params: tuple[object, ...]
     ) -> None:
         """One committed statement about a session, creating the session row if needed."""
-        now = time.time()
 
         async def op(conn: aiosqlite.Connection) -> None:
-            await conn.execute("BEGIN IMMEDIATE")
-            try:
-                await conn.execute(
-                    "INSERT OR IGNORE INTO sessions(id, title, created_at, updated_at) "
-                    "VALUES (?, NULL, ?, ?)", (session_id, now, now),
-                )
-                await conn.execute(sql, params)
-                await conn.execute("COMMIT")
-            except BaseException:
-                await _rollback(conn)
-                raise
+            await ensure_session_row(conn, session_id)
+            await conn.execute(sql, params)
 
-        await self.store._write(op)
+        await self._db.transaction(op)
 
     async def _execute(self, sql: str, params: tuple[object, ...]) -> None:
         async def op(conn: aiosqlite.Connection) -> None:
             await conn.execute(sql, params)
 
-        await self.store._write(op)
+        await self._db.write(op)

@@ -225,7 +225,7 @@ async def limit_pages(services: AppServices, headroom: int) -> None:
             (pages,) = await cursor.fetchone()
         await conn.execute(f"PRAGMA max_page_count = {pages + headroom}")  # type: ignore[attr-defined]
 
-    await services.storage.storage._write(op)
+    await services.storage.storage.database.write(op)
 
 
 def row_counts(db: Path) -> tuple[int, int, int]:

@@ -903,4 +903,4 @@ async def test_close_during_open_does_not_leak_the_connection(
     await store.close()
     with pytest.raises(StorageError, match="closed"):
         await asyncio.wait_for(opening, 10)
-    assert store._conn is None
+    assert not store.is_open

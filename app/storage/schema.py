@@ -1,0 +1,182 @@
+"""The conversation database's schema: its tables, and the migrations that build them.
+
+A database file carries our mark in ``PRAGMA application_id`` (:data:`APPLICATION_ID`) and its
+schema version in ``PRAGMA user_version`` (:data:`SCHEMA_VERSION`, the number of migrations
+applied). :mod:`app.storage.database` reads both before writing anything and applies the
+missing steps of :data:`MIGRATIONS` in one transaction.
+
+Tables: ``sessions`` and ``messages`` (the history, :mod:`app.storage.sqlite`), the app's records
+beside it — ``running_requests``, ``drafts``, ``stop_records``, ``tool_states``
+(:mod:`app.storage.journal`) — ``session_settings`` (:mod:`app.storage.conversation_settings`)
+and the full-text index ``messages_fts``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Final
+
+import aiosqlite
+
+__all__ = [
+    "APPLICATION_ID",
+    "CONVERSATIONS",
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "Schema",
+    "ensure_session_row",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Schema:
+    """What :class:`~app.storage.database.Database` builds: the file's mark and its steps."""
+
+    application_id: int
+    #: Each entry upgrades the schema from version (index) to version (index + 1).
+    migrations: tuple[tuple[str, ...], ...]
+
+    @property
+    def version(self) -> int:
+        return len(self.migrations)
+
+
+APPLICATION_ID: Final = 0x436F6E74  # "Cont"
+
+# Each entry upgrades the schema from version (index) to version (index + 1). Append only:
+# never edit a released step, add a new one.
+MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
+    (
+        """CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            title TEXT,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            message_count INTEGER NOT NULL DEFAULT 0
+        )""",
+        "CREATE INDEX sessions_by_update ON sessions(updated_at)",
+        """CREATE TABLE messages (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            request_id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            data TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            UNIQUE (session_id, seq)
+        )""",
+        # A message for a session that does not exist yet creates it (sessions are created on
+        # first use); the counters stay right without a second statement per append.
+        """CREATE TRIGGER messages_create_session BEFORE INSERT ON messages BEGIN
+            INSERT OR IGNORE INTO sessions(id, title, created_at, updated_at)
+            VALUES (NEW.session_id, NULL, NEW.created_at, NEW.created_at);
+        END""",
+        """CREATE TRIGGER messages_count AFTER INSERT ON messages BEGIN
+            UPDATE sessions SET updated_at = NEW.created_at, message_count = message_count + 1
+            WHERE id = NEW.session_id;
+        END""",
+    ),
+    (
+        # The app's records beside the history (see app/storage/journal.py).
+        """CREATE TABLE running_requests (
+            session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+            request_id TEXT NOT NULL,
+            pid INTEGER NOT NULL,
+            started_at REAL NOT NULL
+        )""",
+        """CREATE TABLE drafts (
+            session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+            text TEXT NOT NULL,
+            updated_at REAL NOT NULL
+        )""",
+        """CREATE TABLE stop_records (
+            session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+            kind TEXT NOT NULL,
+            message TEXT NOT NULL,
+            created_at REAL NOT NULL
+        )""",
+        # Full-text search over every message's text; rowid = messages.id.
+        """CREATE VIRTUAL TABLE messages_fts USING fts5(
+            text, tokenize = 'unicode61 remove_diacritics 2'
+        )""",
+        """INSERT INTO messages_fts(rowid, text)
+            SELECT id, COALESCE(json_extract(data, '$.content'), '') FROM messages""",
+        """CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+            INSERT INTO messages_fts(rowid, text)
+            VALUES (NEW.id, COALESCE(json_extract(NEW.data, '$.content'), ''));
+        END""",
+        """CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+            DELETE FROM messages_fts WHERE rowid = OLD.id;
+        END""",
+    ),
+    (
+        # Schema 3: where each tool call that needs approval got to (``awaiting_approval``,
+        # ``started``), so a pending approval is told apart from a tool that may have run.
+        """CREATE TABLE tool_states (
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            call_id TEXT NOT NULL,
+            state TEXT NOT NULL,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (session_id, call_id)
+        )""",
+    ),
+    (
+        # Schema 4: per-conversation choices. ``workspace``: the folder its file tools work in
+        # ('' = none chosen on purpose; no row = the settings' default).
+        """CREATE TABLE session_settings (
+            session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+            workspace TEXT
+        )""",
+    ),
+    (
+        # Schema 5: tool states keyed by the message that asked (``asked_seq``, the assistant
+        # message's seq) as well as the call id: providers reuse ids such as "call_1" in later
+        # turns. An old row moves to the newest assistant message that has its call; when the
+        # id is in more than one, "awaiting_approval" cannot be placed for sure and becomes
+        # "started" (may have run: never run again by itself); a row whose call is in no
+        # message is dropped.
+        """CREATE TABLE tool_states_by_message (
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            asked_seq INTEGER NOT NULL,
+            call_id TEXT NOT NULL,
+            state TEXT NOT NULL,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (session_id, asked_seq, call_id)
+        )""",
+        """INSERT INTO tool_states_by_message(session_id, asked_seq, call_id, state, updated_at)
+            SELECT session_id, asked_seq, call_id,
+                   CASE WHEN askers > 1 AND state = 'awaiting_approval' THEN 'started'
+                        ELSE state END,
+                   updated_at
+            FROM (
+                SELECT t.session_id, t.call_id, t.state, t.updated_at,
+                       MAX(m.seq) AS asked_seq, COUNT(DISTINCT m.seq) AS askers
+                FROM tool_states t
+                JOIN messages m ON m.session_id = t.session_id AND m.kind = 'assistant'
+                JOIN json_each(CASE WHEN json_valid(m.data) THEN m.data ELSE '{}' END,
+                               '$.tool_calls') j
+                  ON json_extract(j.value, '$.id') = t.call_id
+                GROUP BY t.session_id, t.call_id
+            )""",
+        "DROP TABLE tool_states",
+        "ALTER TABLE tool_states_by_message RENAME TO tool_states",
+    ),
+)
+SCHEMA_VERSION: Final = len(MIGRATIONS)
+
+#: The conversation database's schema.
+CONVERSATIONS: Final = Schema(APPLICATION_ID, MIGRATIONS)
+
+
+async def ensure_session_row(conn: aiosqlite.Connection, session_id: str) -> None:
+    """Create the ``sessions`` row of ``session_id`` if it is missing (inside a transaction).
+
+    Records about a conversation (a running marker, its workspace) may come before its first
+    message, which would otherwise create the row (trigger ``messages_create_session``).
+    """
+    now = time.time()
+    await conn.execute(
+        "INSERT OR IGNORE INTO sessions(id, title, created_at, updated_at) "
+        "VALUES (?, NULL, ?, ?)", (session_id, now, now),
+    )

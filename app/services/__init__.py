@@ -17,7 +17,6 @@ The UI only renders events and calls these methods; it never writes to the datab
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import uuid
 from collections.abc import AsyncIterator, Callable, Collection
@@ -44,7 +43,7 @@ from ..tools.mcp import McpToolSource
 from . import models as _models
 from . import recovery as _recovery
 from .approval import ApprovalDecision, Approvals, UIApprover
-from .failures import describe_failure
+from .failures import close_logged, describe_failure
 from .mcp import McpServers
 from .models import Models, NoModel, simulator_settings
 from .recovery import DATABASE_FILE, ResumeInfo
@@ -144,8 +143,7 @@ class AppServices:
     async def _close_rest(self) -> None:
         close_model = getattr(self.client.model, "aclose", None)
         if close_model is not None:
-            with contextlib.suppress(Exception):
-                await close_model()
+            await close_logged("the provider model", close_model)
         await self._models.stop_simulator()
         self.locks.release_all()
         await self.client.close()
@@ -243,8 +241,7 @@ class AppServices:
         self.client.model = model
         close_old = getattr(old, "aclose", None)
         if close_old is not None and old is not model:
-            with contextlib.suppress(Exception):
-                await close_old()
+            await close_logged("the previous provider model", close_old)
         return model
 
     async def list_models(self) -> list[str]:

@@ -5,7 +5,6 @@ described in :attr:`McpServers.problems`; the others are used."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 
 from ..tools import FunctionTool
@@ -40,8 +39,9 @@ class McpServers:
         """Wait until the servers have started (or failed); returns :attr:`problems`."""
         task = self._task
         if task is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.shield(task)
+            # Shielded: a request cancelled while waiting does not stop the servers starting.
+            # The task logs and describes its own failures (see :meth:`_restart`).
+            await asyncio.shield(task)
         return list(self.problems)
 
     @property
@@ -50,9 +50,19 @@ class McpServers:
 
     async def _restart(self, previous: asyncio.Task[None] | None,
                        configs: tuple[McpServerConfig, ...]) -> None:
-        if previous is not None:
-            with contextlib.suppress(BaseException):
-                await previous
+        """Wait for the previous (re)start, stop its servers, start ``configs``. Never raises
+        but ``CancelledError``: a bug is logged with its traceback and described in
+        :attr:`problems`."""
+        try:
+            if previous is not None:
+                await _settled(previous)
+            await self._replace(configs)
+        except Exception as error:
+            log.exception("MCP servers could not be (re)started")
+            self.problems = [f"The MCP servers could not be started (internal error: "
+                             f"{type(error).__name__}); the details are in the log."]
+
+    async def _replace(self, configs: tuple[McpServerConfig, ...]) -> None:
         old, self.sources = self.sources, []
         await _aclose_sources(old)
         sources = [McpToolSource(config) for config in configs]
@@ -78,14 +88,26 @@ class McpServers:
         try:
             async with asyncio.timeout(MCP_CLOSE_TIMEOUT):
                 if task is not None:
-                    with contextlib.suppress(BaseException):
-                        await task
+                    await _settled(task)
                 sources, self.sources = self.sources, []
                 await _aclose_sources(sources)
         except TimeoutError:
             log.warning("MCP servers did not stop within %s s", MCP_CLOSE_TIMEOUT)
 
 
+async def _settled(task: asyncio.Task[None]) -> None:
+    """Wait until ``task`` has ended, however it ends, without taking on its outcome: being
+    cancelled here raises ``CancelledError`` here (and leaves ``task`` alone)."""
+    await asyncio.wait([task])
+    if not task.cancelled() and (error := task.exception()) is not None:
+        log.error("an MCP server task failed", exc_info=error)
+
+
 async def _aclose_sources(sources: list[McpToolSource]) -> None:
-    if sources:
-        await asyncio.gather(*(s.aclose() for s in sources), return_exceptions=True)
+    if not sources:
+        return
+    results = await asyncio.gather(*(s.aclose() for s in sources), return_exceptions=True)
+    for source, result in zip(sources, results, strict=True):
+        if isinstance(result, BaseException):
+            log.error("the MCP server %r did not stop cleanly", source.config.name,
+                      exc_info=result)

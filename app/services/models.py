@@ -5,7 +5,6 @@ person to set a provider up."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -13,6 +12,7 @@ from ..errors import ProviderConnectionError
 from ..model import Model
 from ..secrets import DEFAULT_KEY_ENV, get_api_key
 from ..settings import Settings
+from .failures import close_logged
 
 __all__ = ["Models", "NoModel", "simulator_settings"]
 
@@ -37,9 +37,9 @@ class Models:
 
     async def stop_simulator(self) -> None:
         if self.simulator is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self.simulator.stop(), 5)
-            self.simulator = None
+            simulator, self.simulator = self.simulator, None
+            await close_logged("the offline simulator",
+                               lambda: asyncio.wait_for(simulator.stop(), 5))
 
     def build(self, settings: Settings) -> Model:
         """The provider model for ``settings`` (the API key from the env var or keyring)."""

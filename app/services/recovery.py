@@ -11,7 +11,6 @@ Resume bar needs for one conversation.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import time
@@ -24,6 +23,7 @@ from ..locks import SessionLocks
 from ..messages import ToolCall
 from ..resume import ResumeBlocked, ResumePoint
 from ..storage.journal import TOOL_AWAITING_APPROVAL, SessionJournal, StopKind, StopRecord
+from .failures import tell
 
 __all__ = [
     "DATABASE_FILE",
@@ -106,10 +106,8 @@ def database_damaged(set_aside: Callable[[], Path],
     else:
         done = (f"It was kept aside as {kept} (nothing was deleted; a recovery tool may "
                 "get more back). Restart Continuum to start a new, empty database.")
-    if notify is not None:
-        with contextlib.suppress(Exception):
-            notify(f"The conversation database was found damaged, so Continuum "
-                   f"stopped writing to it. {done}")
+    tell(notify, f"The conversation database was found damaged, so Continuum stopped writing "
+                 f"to it. {done}")
     return done
 
 

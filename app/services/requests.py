@@ -19,7 +19,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any
 
-from ..errors import ContinuumError, SessionBusyError
+from ..errors import ContinuumError, SessionBusyError, StorageError
 from ..events import (
     AgentEvent,
     MessageSavedEvent,
@@ -32,7 +32,7 @@ from ..messages import AssistantMessage, StopReason
 from ..storage.journal import SessionJournal
 from ..tools import FunctionTool
 from ..tools.workspace import Workspace, WorkspaceError
-from .failures import ORDERLY_STOPS, describe_failure
+from .failures import ORDERLY_STOPS, describe_failure, is_expected, log_location, tell
 
 __all__ = [
     "DRAFT_SAVE_INTERVAL",
@@ -119,16 +119,16 @@ class RequestJournaling:
             if not completed:  # the consumer left mid-request: that is a Stop
                 await self.record_failure(session_id, asyncio.CancelledError(), parts)
             elif orderly_stop is not None and orderly_stop in ORDERLY_STOPS:
-                with contextlib.suppress(Exception):
-                    await journal.record_stop(session_id, *ORDERLY_STOPS[orderly_stop])
+                await _journal_logged("record why the request stopped", journal.record_stop(
+                    session_id, *ORDERLY_STOPS[orderly_stop]))
             raise
         except BaseException as error:
             await self.record_failure(session_id, error, parts)
             raise
         finally:
             try:
-                with contextlib.suppress(Exception):
-                    await journal.clear_running(session_id)
+                await _journal_logged("remove the running marker",
+                                      journal.clear_running(session_id))
             finally:  # even if a second Stop interrupts the line above
                 self.running.discard(session_id)
                 if not held_before:
@@ -137,15 +137,34 @@ class RequestJournaling:
     async def record_failure(
         self, session_id: str, error: BaseException, parts: list[str]
     ) -> None:
-        """Why the request stopped, and the text that was on screen (never raises)."""
-        kind, message = describe_failure(error)
+        """Why the request stopped, and the text that was on screen (raises only if cancelled).
+
+        An expected failure (Stop, provider, storage, ...) keeps its friendly words; a bug is
+        logged with its traceback here and recorded as an internal error that names the log.
+        """
+        if not is_expected(error):
+            log.error("request in %s failed with an internal error", session_id,
+                      exc_info=error)
+        kind, message = describe_failure(error, log_at=log_location())
         # Separately, the small stop record first: when the disk is full, a large draft may
         # not fit, and the reason must still reach the Resume bar.
-        with contextlib.suppress(Exception):
-            await self.journal.record_stop(session_id, kind, message)
+        await _journal_logged("record why the request stopped",
+                              self.journal.record_stop(session_id, kind, message))
         if parts:
-            with contextlib.suppress(Exception):
-                await self.journal.save_draft(session_id, "".join(parts))
+            await _journal_logged("keep the draft", self.journal.save_draft(
+                session_id, "".join(parts)))
+
+
+async def _journal_logged(what: str, write: Awaitable[object]) -> None:
+    """A journal write on a path that is already ending: a failure is logged, not raised
+    (storage errors say what happened; anything else with a traceback). Cancellation
+    propagates."""
+    try:
+        await write
+    except StorageError as error:
+        log.warning("could not %s: %s", what, error)
+    except Exception:
+        log.exception("could not %s", what)
 
 
 async def relay(open_stream: Callable[[], Awaitable[AsyncIterator[AgentEvent]]],
@@ -186,7 +205,5 @@ def folder_tools(path: str | None,
                    "this answer has no file tools. Choose another folder in the "
                    "Conversation menu.")
         log.info("workspace folder unavailable: %s", path)
-        if notify is not None:
-            with contextlib.suppress(Exception):
-                notify(message)
+        tell(notify, message)
         return []

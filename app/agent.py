@@ -22,6 +22,12 @@ The one exception is a call the host *proves* never started (e.g. it was still w
 person's approval when the process died): ``stream_resume(not_started=...)`` runs those —
 through approval again — instead of answering them as "may or may not have run". That is not a
 re-run: they never ran.
+
+The pieces: :mod:`app.plan` decides what a request writes before its first model call (pure);
+:mod:`app.step` runs one model step (streaming, retry, stop normalisation); :mod:`app.tool_round`
+runs a step's calls; :class:`~app.run_state.RunState` owns the request's saved history. This
+module holds :class:`Agent`, the loop over steps (tool rounds, pauses, goal turns) and the
+in-process busy registry.
 """
 
 from __future__ import annotations

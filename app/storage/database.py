@@ -11,15 +11,16 @@ settings (:mod:`app.storage.conversation_settings`) use only its public calls.
   written* and runs ``PRAGMA quick_check``, and :func:`migrate` applies the missing steps of the
   :class:`~app.storage.schema.Schema` in one transaction. With a ``-wal`` beside the file the
   checks run first on a read-only connection (:func:`check_read_only`), which never
-  checkpoints: a refused file and its ``-wal`` keep every byte.
+  checkpoints: a refused file and its ``-wal`` keep every byte. (The checks themselves are in
+  :mod:`app.storage.checks`, re-exported here.)
 * **read** / **write** / **transaction** run one function on the connection under one lock
   (the connection is shared: a read must not land inside another coroutine's transaction). A
   write runs shielded from cancellation, so a Stop pressed during a commit lets it finish and
   no transaction is left half-open; ``transaction`` wraps the function in ``BEGIN IMMEDIATE`` /
   ``COMMIT`` and rolls back on any error, cancellation included.
 * **errors**: SQLite's environment errors become :class:`~app.errors.StorageError` subclasses
-  with a message a person can act on (:func:`translate_sqlite_error`); any other SQLite error is
-  a bug and propagates unchanged.
+  with a message a person can act on (:func:`translate_sqlite_error`, in
+  :mod:`app.storage.translate`); any other SQLite error is a bug and propagates unchanged.
 * **damage** found while in use (``SQLITE_CORRUPT``) closes the file for good without merging
   its ``-wal`` (:func:`close_without_checkpoint`); every later call raises the same error, and
   ``on_damaged`` lets the app keep the file aside.
@@ -28,25 +29,27 @@ settings (:mod:`app.storage.conversation_settings`) use only its public calls.
 from __future__ import annotations
 
 import asyncio
-import errno
 import logging
 import os
 import sqlite3
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Final, Literal, TypeVar
+from typing import Literal, TypeVar
 
 import aiosqlite
 
-from ..errors import (
-    StorageBusyError,
-    StorageCorruptError,
-    StorageError,
-    StorageFullError,
-    StorageReadOnlyError,
-    StorageVersionError,
+from ..errors import StorageCorruptError, StorageError, StorageReadOnlyError, StorageVersionError
+from .checks import (
+    check,
+    check_read_only,
+    check_writable,
+    connect_read_only,
+    damaged_file,
+    has_wal,
+    scalar,
 )
 from .schema import CONVERSATIONS, Schema
+from .translate import translate_sqlite_error, translated
 
 __all__ = [
     "Database",
@@ -63,199 +66,6 @@ __all__ = [
 T = TypeVar("T")
 
 log = logging.getLogger(__name__)
-
-
-def translate_sqlite_error(err: BaseException, path: str) -> StorageError | None:
-    """The person-facing error for an SQLite environment failure, or ``None`` for a bug."""
-    if not isinstance(err, sqlite3.Error):
-        return None
-    name = getattr(err, "sqlite_errorname", "") or ""
-    text = str(err).lower()
-    where = f"the conversation database {path}"
-    if name.startswith("SQLITE_FULL") or "database or disk is full" in text:
-        return StorageFullError(
-            f"The disk holding {where} is full, so the last change was not saved. "
-            "Free some disk space and try again; everything saved before is intact."
-        )
-    if name.startswith("SQLITE_READONLY") or "readonly database" in text:
-        return StorageReadOnlyError(
-            f"Cannot write to {where}: the file or its folder is read-only. "
-            "Check its permissions (or choose another data folder) and try again."
-        )
-    if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or "malformed" in text or (
-        "not a database" in text
-    ):
-        return StorageCorruptError(
-            f"{where[0].upper()}{where[1:]} is damaged or is not a Continuum database. "
-            "It was left untouched: move it aside (or restore a backup) and start again."
-        )
-    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "database is locked" in text:
-        return StorageBusyError(
-            f"{where[0].upper()}{where[1:]} stayed locked by another program. "
-            "Close other copies of Continuum using this data folder and try again."
-        )
-    if name.startswith("SQLITE_CANTOPEN") or "unable to open" in text:
-        return StorageReadOnlyError(
-            f"Cannot open {where}. Check that its folder exists and can be written."
-        )
-    if name.startswith("SQLITE_IOERR") or "disk i/o error" in text:
-        return StorageError(
-            f"A disk error occurred while using {where}, so the last change may not be saved. "
-            "Check the disk, then try again; everything saved before is intact."
-        )
-    return None
-
-
-def _translated(err: sqlite3.Error, path: str) -> Exception:
-    return translate_sqlite_error(err, path) or err
-
-
-# --- checks before SQLite opens the file ------------------------------------------------------
-
-_SQLITE_MAGIC: Final = b"SQLite format 3\x00"
-
-
-def damaged_file(path: Path) -> str | None:
-    """Why the file at ``path`` is visibly not a usable database, read before SQLite opens it.
-
-    SQLite itself would report such a file as corrupt too, but only after opening it — and on
-    closing, it checkpoints and deletes a ``-wal`` file beside it, which may hold the latest
-    committed messages. Files that fail these two cheap checks are never handed to SQLite:
-    a header that is not SQLite's, or (with no ``-wal`` to complete it) a file shorter than
-    the size its header records.
-    """
-    try:
-        size = path.stat().st_size
-        if size == 0:
-            return None  # a new, empty database
-        with open(path, "rb") as handle:
-            header = handle.read(100)
-    except FileNotFoundError:
-        return None
-    except OSError:
-        return None  # let SQLite report what it cannot open, in its own words
-    if len(header) < 100 or not header.startswith(_SQLITE_MAGIC):
-        return "it does not start like an SQLite database"
-    page_size = int.from_bytes(header[16:18], "big")
-    page_size = 65536 if page_size == 1 else page_size
-    pages = int.from_bytes(header[28:32], "big")
-    size_is_valid = header[24:28] == header[92:96]  # the header's own validity marker
-    wal = Path(f"{path}-wal")
-    if size_is_valid and size < pages * page_size and not (
-        wal.exists() and wal.stat().st_size > 0
-    ):
-        return f"it is cut short: {size} of {pages * page_size} bytes"
-    return None
-
-
-def _check_writable(path: str) -> None:
-    """A read-only database file (in a writable folder) is refused now, not at a send."""
-    for name in (path, f"{path}-wal", f"{path}-shm"):
-        try:
-            fd = os.open(name, os.O_RDWR)
-        except FileNotFoundError:
-            continue
-        except OSError as err:
-            if err.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
-                continue  # let SQLite report it in its own words
-            raise StorageReadOnlyError(
-                f"The conversation database {name} is read-only, so Continuum could not "
-                "save anything to it. Make it writable again (check its permissions and "
-                "owner, for example `chmod u+w` on it) or choose another data folder, then "
-                "start Continuum again. Nothing was changed."
-            ) from err
-        os.close(fd)
-
-
-def _has_wal(path: str) -> bool:
-    try:
-        return os.stat(f"{path}-wal").st_size > 0
-    except OSError:
-        return False
-
-
-def _connect_read_only(path: str) -> sqlite3.Connection:
-    """A read-only connection: it reads the ``-wal`` too but never checkpoints it."""
-    return sqlite3.connect(f"{Path(path).absolute().as_uri()}?mode=ro", uri=True)
-
-
-# --- check and migrate ------------------------------------------------------------------------
-
-
-def _refuse_unless_ours(path: str, schema: Schema, version: int, app_id: int, tables: int) -> None:
-    # Ours carries our application_id (set by the first migration, in the same transaction
-    # as user_version); the only unmarked file we adopt is a brand-new, empty one. Another
-    # program's database may use user_version too, so that alone proves nothing.
-    if app_id != schema.application_id and (app_id != 0 or version != 0 or tables):
-        raise StorageCorruptError(
-            f"{path} is an SQLite database of another program, not Continuum's. "
-            "It was left untouched; choose another file or data folder."
-        )
-    if version > schema.version:
-        raise StorageVersionError(
-            f"The conversation database {path} was written by a newer version of "
-            f"Continuum (schema {version}; this version knows up to {schema.version}). "
-            "It was left untouched: update Continuum to open it."
-        )
-
-
-def _refuse_if_damaged(path: str, quick_check: list[str]) -> None:
-    """``PRAGMA quick_check`` found damage inside the file (pages, b-trees, records)."""
-    if quick_check != ["ok"]:
-        first = quick_check[0] if quick_check else "no answer"
-        raise StorageCorruptError(
-            f"The conversation database {path} is damaged (SQLite's check found: "
-            f"{first[:200]}). It was left untouched: move it aside (or restore a backup) "
-            "and start again."
-        )
-
-
-async def check(
-    conn: aiosqlite.Connection, path: str, schema: Schema = CONVERSATIONS, *,
-    quick_check: bool = True,
-) -> int:
-    """Refuse a file that is not ours, newer than ``schema`` or damaged; its schema version.
-
-    Only reads: nothing is written to a file that is refused. ``quick_check=False`` skips
-    SQLite's check of the pages (for an in-memory database, which cannot be damaged on disk).
-    """
-    try:
-        version = await scalar(conn, "PRAGMA user_version")
-        app_id = await scalar(conn, "PRAGMA application_id")
-        tables = await scalar(conn, "SELECT count(*) FROM sqlite_master")
-    except sqlite3.Error as err:
-        raise _translated(err, path) from err
-    _refuse_unless_ours(path, schema, version, app_id, tables)
-    if tables and quick_check:
-        try:
-            async with conn.execute("PRAGMA quick_check") as cursor:
-                found = [str(row[0]) for row in await cursor.fetchall()]
-        except sqlite3.Error as err:
-            raise _translated(err, path) from err
-        _refuse_if_damaged(path, found)
-    return version
-
-
-def check_read_only(path: str, schema: Schema = CONVERSATIONS) -> None:
-    """:func:`check` on a read-only connection (blocking: run it in a thread).
-
-    A read-only connection never checkpoints: the file and its ``-wal`` keep every byte
-    (only the ``-shm`` index, rebuilt from the ``-wal``, may change).
-    """
-    try:
-        conn = _connect_read_only(path)
-    except sqlite3.Error as err:
-        raise _translated(err, path) from err
-    try:
-        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-        app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
-        tables = int(conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0])
-        _refuse_unless_ours(path, schema, version, app_id, tables)
-        _refuse_if_damaged(path, [str(row[0]) for row in conn.execute("PRAGMA quick_check")])
-    except sqlite3.Error as err:
-        raise _translated(err, path) from err
-    finally:
-        conn.close()
 
 
 async def migrate(conn: aiosqlite.Connection, path: str, schema: Schema = CONVERSATIONS) -> None:
@@ -280,9 +90,6 @@ async def migrate(conn: aiosqlite.Connection, path: str, schema: Schema = CONVER
         raise
 
 
-# --- small helpers ----------------------------------------------------------------------------
-
-
 async def rollback(conn: aiosqlite.Connection) -> None:
     """Roll back the open transaction, if SQLite has not already done so itself.
 
@@ -294,12 +101,7 @@ async def rollback(conn: aiosqlite.Connection) -> None:
         await conn.execute("ROLLBACK")
 
 
-async def scalar(conn: aiosqlite.Connection, sql: str, params: Iterable[Any] = ()) -> int:
-    """The integer in the first column of the first row of ``sql``."""
-    async with conn.execute(sql, tuple(params)) as cursor:
-        row = await cursor.fetchone()
-    assert row is not None
-    return int(row[0])
+
 
 
 async def close_without_checkpoint(conn: aiosqlite.Connection, path: str) -> None:
@@ -311,7 +113,7 @@ async def close_without_checkpoint(conn: aiosqlite.Connection, path: str) -> Non
     """
     guard: sqlite3.Connection | None = None
     try:
-        guard = _connect_read_only(path)
+        guard = connect_read_only(path)
         guard.execute("PRAGMA user_version").fetchone()
     except sqlite3.Error:
         log.warning("could not hold %s open while closing it; its -wal may be merged", path)
@@ -410,8 +212,8 @@ class Database:
                     f"The conversation database {self._path} is damaged ({problem}). "
                     "It was left untouched: move it aside (or restore a backup) and start again."
                 )
-            _check_writable(self._path)
-            if _has_wal(self._path):
+            check_writable(self._path)
+            if has_wal(self._path):
                 # A -wal holds committed changes. Closing a read-write connection merges it
                 # into the file (a checkpoint), so a file we refuse is checked read-only first.
                 await asyncio.to_thread(check_read_only, self._path, self.schema)
@@ -425,7 +227,7 @@ class Database:
         try:
             conn = await connector
         except sqlite3.Error as err:
-            raise _translated(err, self._path) from err
+            raise translated(err, self._path) from err
         try:
             await self._prepare(conn)
         except BaseException:
@@ -444,7 +246,7 @@ class Database:
             if version < self.schema.version:
                 await migrate(conn, self._path, self.schema)
         except sqlite3.Error as err:
-            raise _translated(err, self._path) from err
+            raise translated(err, self._path) from err
 
     # --- running statements -------------------------------------------------------------------
 
@@ -494,7 +296,7 @@ class Database:
 
     async def _failed(self, conn: aiosqlite.Connection, err: sqlite3.Error) -> Exception:
         """The error to raise for ``err`` while in use; damage closes the file for good."""
-        error = _translated(err, self._path)
+        error = translated(err, self._path)
         if not isinstance(error, StorageCorruptError) or self.memory:
             return error
         if self._damaged is None:

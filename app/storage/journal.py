@@ -34,7 +34,8 @@ import aiosqlite
 from ..errors import StorageFullError
 from .reserve import DiskReserve
 from .schema import ensure_session_row
-from .sqlite import SQLiteSessionStore, storable_text
+from .search import storable_text
+from .sqlite import SQLiteSessionStore
 
 __all__ = [
     "TOOL_AWAITING_APPROVAL",

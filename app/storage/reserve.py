@@ -17,7 +17,6 @@ snapshots) may not give the room back; then the stop record is lost as before, n
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 from pathlib import Path
@@ -65,8 +64,12 @@ class DiskReserve:
                 os.close(fd)
             os.replace(tmp, self.path)
         except OSError as err:
-            with contextlib.suppress(OSError):
+            try:
                 tmp.unlink()
+            except FileNotFoundError:
+                pass
+            except OSError:
+                log.warning("could not remove %s", tmp, exc_info=True)
             log.info("no room for the disk reserve %s yet: %s", self.path, err)
             return False
         return True

@@ -10,16 +10,15 @@ The file itself — opening it safely, refusing a newer, foreign, damaged or rea
 leaving it byte-for-byte untouched, translating SQLite's environment errors, closing it for good
 when damage is found while in use, writes that survive a cancelled caller — is
 :class:`~app.storage.database.Database`'s job; the tables are in :mod:`app.storage.schema`.
-This module holds the history's queries: append, load, tail, list, rename, delete, search.
+This module holds the history's queries: append, load, tail, list, rename, delete (search:
+:mod:`app.storage.search`).
 """
 
 from __future__ import annotations
 
 import errno
-import json
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
@@ -35,6 +34,14 @@ from ..messages import (
 from .base import SessionInfo, StoredMessage, increasing_time, new_session_id
 from .database import Database, scalar, translate_sqlite_error
 from .schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
+from .search import (
+    SearchHit,
+    fts_query,
+    repaired_index_text,
+    set_index_text,
+    storable_text,
+)
+from .search import search as _search
 
 __all__ = [
     "APPLICATION_ID",
@@ -58,42 +65,6 @@ _INSERT: Final = """
 # a tail does not grow with the length of the session (tests check the query plan of this SQL).
 _TAIL: Final = "SELECT seq, data FROM messages WHERE session_id = ? ORDER BY seq DESC LIMIT ?"
 
-
-
-
-@dataclass(frozen=True, slots=True)
-class SearchHit:
-    """A message matching a search: where it is and a snippet with the match in [brackets]."""
-
-    session_id: str
-    seq: int
-    snippet: str
-
-
-def storable_text(text: str) -> str:
-    """``text`` as SQLite can bind it: lone surrogates (a broken paste) become U+FFFD.
-
-    Python strings may hold lone surrogates, which have no UTF-8 form, so binding one raises
-    ``UnicodeEncodeError``. Messages keep them exactly (their JSON escapes them); the short
-    texts stored as plain columns — titles, drafts, stop messages, search words — are repaired
-    instead of making the operation fail.
-    """
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-    return text
-
-
-def fts_query(text: str) -> str | None:
-    """The person's words as an FTS5 query: every word must match, the last as a prefix."""
-    text = storable_text(text)
-    words = [w for w in text.replace("\x00", " ").split() if w.strip('"')]
-    if not words:
-        return None
-    quoted = ['"' + w.replace('"', '""') + '"' for w in words]
-    quoted[-1] += "*"
-    return " ".join(quoted)
 
 
 class SQLiteSessionStore:
@@ -182,7 +153,7 @@ class SQLiteSessionStore:
         data = message_to_json(message)
         kind = _kind(message)
         now = increasing_time()
-        index_text = _repaired_index_text(message)
+        index_text = repaired_index_text(message)
         params = (session_id, session_id, request_id, kind, data, now)
 
         async def op(conn: aiosqlite.Connection) -> int:
@@ -195,7 +166,7 @@ class SQLiteSessionStore:
         async def op_repairing_index(conn: aiosqlite.Connection) -> int:
             rows = list(await conn.execute_fetchall(_INSERT, params))
             seq = int(rows[0][0])
-            await _set_index_text(conn, session_id, seq, index_text or "")
+            await set_index_text(conn, session_id, seq, index_text or "")
             return seq
 
         if index_text is None:
@@ -227,9 +198,9 @@ class SQLiteSessionStore:
                 ],
             )
             for seq, (_data, m) in zip(seqs, rows, strict=True):
-                index_text = _repaired_index_text(m)
+                index_text = repaired_index_text(m)
                 if index_text is not None:
-                    await _set_index_text(conn, session_id, seq, index_text)
+                    await set_index_text(conn, session_id, seq, index_text)
             return seqs
 
         return await self.database.transaction(op)
@@ -295,46 +266,7 @@ class SQLiteSessionStore:
 
     async def search(self, text: str, *, limit: int = 50) -> list[SearchHit]:
         """Messages of every session matching ``text`` (all words; the last as a prefix)."""
-        query = fts_query(text)
-        if query is None:
-            return []
-
-        async def op(conn: aiosqlite.Connection) -> list[tuple[int, str, int, bytes]]:
-            # The snippet as bytes: an index row written before lone surrogates were repaired
-            # holds bytes that are not UTF-8, and decoding them must not fail the whole search.
-            async with conn.execute(
-                "SELECT m.id, m.session_id, m.seq, "
-                "CAST(snippet(messages_fts, 0, '[', ']', '…', 12) AS BLOB) "
-                "FROM messages_fts JOIN messages AS m ON m.id = messages_fts.rowid "
-                "WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?",
-                (query, limit),
-            ) as cursor:
-                return [(int(r[0]), str(r[1]), int(r[2]), bytes(r[3]))
-                        for r in await cursor.fetchall()]
-
-        rows = await self.database.read(op)
-        broken = [row[0] for row in rows if not _is_utf8(row[3])]
-        if broken:
-            await self._repair_index(broken)
-            rows = await self.database.read(op)
-        return [SearchHit(session_id, seq, bytes(snippet).decode("utf-8", "replace"))
-                for _id, session_id, seq, snippet in rows]
-
-    async def _repair_index(self, message_ids: list[int]) -> None:
-        """Re-index messages whose index text is not valid UTF-8 (see :func:`storable_text`)."""
-
-        async def op(conn: aiosqlite.Connection) -> None:
-            for message_id in message_ids:
-                rows = list(await conn.execute_fetchall(
-                    "SELECT data FROM messages WHERE id = ?", (message_id,)))
-                if not rows:
-                    continue
-                text = _index_text_of(str(rows[0][0]))
-                if text is not None:
-                    await conn.execute(
-                        "UPDATE messages_fts SET text = ? WHERE rowid = ?", (text, message_id))
-
-        await self.database.transaction(op)
+        return await _search(self.database, text, limit=limit)
 
     async def integrity_check(self) -> list[str]:
         """SQLite's ``PRAGMA integrity_check`` result lines (``["ok"]`` when healthy)."""
@@ -358,50 +290,8 @@ class SQLiteSessionStore:
             ) from err
 
 
-def _repaired_index_text(message: Message) -> str | None:
-    """The text to index for ``message`` when SQLite's own would not be valid UTF-8, else None.
-
-    The index trigger takes ``json_extract(data, '$.content')``, which turns the ``\\ud800``
-    escape of a lone surrogate into bytes that are not UTF-8; every search whose snippet
-    touched them failed. Such messages are indexed with U+FFFD in place of each surrogate.
-    """
-    content = getattr(message, "content", None)
-    if not isinstance(content, str):
-        return None
-    repaired = storable_text(content)
-    return None if repaired is content else repaired
-
-
-def _index_text_of(data: str) -> str | None:
-    """:func:`_repaired_index_text` for a stored row's JSON (None: nothing to repair)."""
-    try:
-        content = json.loads(data).get("content")
-    except (ValueError, AttributeError):
-        return None
-    return storable_text(content) if isinstance(content, str) else None
-
-
-async def _set_index_text(
-    conn: aiosqlite.Connection, session_id: str, seq: int, text: str
-) -> None:
-    await conn.execute(
-        "UPDATE messages_fts SET text = ? WHERE rowid = "
-        "(SELECT id FROM messages WHERE session_id = ? AND seq = ?)",
-        (text, session_id, seq),
-    )
-
-
-def _is_utf8(data: bytes) -> bool:
-    try:
-        bytes(data).decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
 def _kind(message: Message) -> str:
     return type(message).__name__.removesuffix("Message").lower()
-
 
 
 class SQLiteSessionExtension:

@@ -1,0 +1,150 @@
+"""Finding text: what SQLite can hold, the full-text index, and the search over it.
+
+Python strings may hold lone surrogates (a broken paste), which have no UTF-8 form:
+:func:`storable_text` repairs them for the short texts stored as plain columns, and a message
+whose content has one is indexed with U+FFFD in its place (:func:`repaired_index_text`, applied
+by the store's appends). Index rows written before that repair are fixed when a search meets
+them (:func:`search`). The index itself (``messages_fts``) is kept by triggers in
+:mod:`app.storage.schema`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import aiosqlite
+
+from ..messages import Message
+from .database import Database
+
+__all__ = [
+    "SearchHit",
+    "fts_query",
+    "repaired_index_text",
+    "search",
+    "set_index_text",
+    "storable_text",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """A message matching a search: where it is and a snippet with the match in [brackets]."""
+
+    session_id: str
+    seq: int
+    snippet: str
+
+
+def storable_text(text: str) -> str:
+    """``text`` as SQLite can bind it: lone surrogates (a broken paste) become U+FFFD.
+
+    Python strings may hold lone surrogates, which have no UTF-8 form, so binding one raises
+    ``UnicodeEncodeError``. Messages keep them exactly (their JSON escapes them); the short
+    texts stored as plain columns — titles, drafts, stop messages, search words — are repaired
+    instead of making the operation fail.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text
+
+
+def fts_query(text: str) -> str | None:
+    """The person's words as an FTS5 query: every word must match, the last as a prefix."""
+    text = storable_text(text)
+    words = [w for w in text.replace("\x00", " ").split() if w.strip('"')]
+    if not words:
+        return None
+    quoted = ['"' + w.replace('"', '""') + '"' for w in words]
+    quoted[-1] += "*"
+    return " ".join(quoted)
+
+
+async def search(database: Database, text: str, *, limit: int = 50) -> list[SearchHit]:
+    """Messages of every session matching ``text`` (all words; the last as a prefix)."""
+    query = fts_query(text)
+    if query is None:
+        return []
+
+    async def op(conn: aiosqlite.Connection) -> list[tuple[int, str, int, bytes]]:
+        # The snippet as bytes: an index row written before lone surrogates were repaired
+        # holds bytes that are not UTF-8, and decoding them must not fail the whole search.
+        async with conn.execute(
+            "SELECT m.id, m.session_id, m.seq, "
+            "CAST(snippet(messages_fts, 0, '[', ']', '…', 12) AS BLOB) "
+            "FROM messages_fts JOIN messages AS m ON m.id = messages_fts.rowid "
+            "WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?",
+            (query, limit),
+        ) as cursor:
+            return [(int(r[0]), str(r[1]), int(r[2]), bytes(r[3]))
+                    for r in await cursor.fetchall()]
+
+    rows = await database.read(op)
+    broken = [row[0] for row in rows if not _is_utf8(row[3])]
+    if broken:
+        await _repair_index(database, broken)
+        rows = await database.read(op)
+    return [SearchHit(session_id, seq, bytes(snippet).decode("utf-8", "replace"))
+            for _id, session_id, seq, snippet in rows]
+
+
+async def _repair_index(database: Database, message_ids: list[int]) -> None:
+    """Re-index messages whose index text is not valid UTF-8 (see :func:`storable_text`)."""
+
+    async def op(conn: aiosqlite.Connection) -> None:
+        for message_id in message_ids:
+            rows = list(await conn.execute_fetchall(
+                "SELECT data FROM messages WHERE id = ?", (message_id,)))
+            if not rows:
+                continue
+            text = _index_text_of(str(rows[0][0]))
+            if text is not None:
+                await conn.execute(
+                    "UPDATE messages_fts SET text = ? WHERE rowid = ?", (text, message_id))
+
+    await database.transaction(op)
+
+
+def repaired_index_text(message: Message) -> str | None:
+    """The text to index for ``message`` when SQLite's own would not be valid UTF-8, else None.
+
+    The index trigger takes ``json_extract(data, '$.content')``, which turns the ``\\ud800``
+    escape of a lone surrogate into bytes that are not UTF-8; every search whose snippet
+    touched them failed. Such messages are indexed with U+FFFD in place of each surrogate.
+    """
+    content = getattr(message, "content", None)
+    if not isinstance(content, str):
+        return None
+    repaired = storable_text(content)
+    return None if repaired is content else repaired
+
+
+def _index_text_of(data: str) -> str | None:
+    """:func:`repaired_index_text` for a stored row's JSON (None: nothing to repair)."""
+    try:
+        content = json.loads(data).get("content")
+    except (ValueError, AttributeError):
+        return None
+    return storable_text(content) if isinstance(content, str) else None
+
+
+async def set_index_text(
+    conn: aiosqlite.Connection, session_id: str, seq: int, text: str
+) -> None:
+    await conn.execute(
+        "UPDATE messages_fts SET text = ? WHERE rowid = "
+        "(SELECT id FROM messages WHERE session_id = ? AND seq = ?)",
+        (text, session_id, seq),
+    )
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        bytes(data).decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+

@@ -21,6 +21,7 @@ from app import (
     FunctionTool,
     MessageSavedEvent,
     ModelStoppedEvent,
+    ResumeKind,
     RetryEvent,
     RunCompletedEvent,
     RunStartedEvent,
@@ -29,7 +30,6 @@ from app import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from app.resume import ResumeKind
 from app.services import ApprovalDecision, AppServices, ResumeInfo
 
 from .resume_text import bar_shows

@@ -31,10 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.discovery import LocalServer
-from app.errors import SettingsSaveError
-from app.services import AppServices
-from app.settings import Settings
+from app.services import AppServices, LocalServer, Settings, SettingsSaveError
 
 from .controller import ConversationController
 from .plain import plain_tooltip

@@ -21,9 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app import ResumeKind, ToolCall
-from app.resume import BlockedReason
-from app.services import ResumeInfo
-from app.storage.journal import StopKind
+from app.services import BlockedReason, ResumeInfo, StopKind
 
 __all__ = [
     "NEXT_STEP",

@@ -28,9 +28,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.secrets import DEFAULT_KEY_ENV, NoKeyringError, keyring_available, set_api_key
-from app.settings import Settings
-from app.tools.mcp import McpServerConfig
+from app.services import (
+    DEFAULT_KEY_ENV,
+    McpServerConfig,
+    NoKeyringError,
+    Settings,
+    keyring_available,
+    set_api_key,
+)
 
 __all__ = ["DEFAULT_URLS", "SettingsDialog"]
 

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.discovery import LocalServer
+from app.services import LocalServer
 
 __all__ = ["WelcomePanel"]
 

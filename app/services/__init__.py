@@ -12,6 +12,8 @@ It owns the data folder (one SQLite database, settings, lock files) and the
 * :mod:`.models` — settings → provider model, and the simulator for "try it offline".
 
 The UI only renders events and calls these methods; it never writes to the database itself.
+This package and ``app`` are the UI's declared surface: ``__all__`` re-exports every other name
+``ui/`` uses, so ``ui/`` imports nothing else of ``app``.
 """
 
 from __future__ import annotations
@@ -27,19 +29,21 @@ from .. import export as _export
 from ..agent import Agent, AgentRunConfig, ToolApprover
 from ..client import AgentClient
 from ..discovery import LocalServer, discover_local_servers
-from ..errors import StorageCorruptError
+from ..errors import SettingsSaveError, StorageCorruptError
 from ..events import AgentEvent
 from ..locks import SessionLocks
-from ..messages import Message
+from ..messages import Message, ToolOutcome
 from ..model import Model
+from ..resume import CONTINUE_TEXT, RETRY_TEXT, BlockedReason
+from ..secrets import DEFAULT_KEY_ENV, NoKeyringError, keyring_available, set_api_key
 from ..settings import Settings, load_settings, save_settings
 from ..storage.base import SessionInfo
 from ..storage.conversation_settings import ConversationSettings
-from ..storage.journal import SessionJournal
+from ..storage.journal import SessionJournal, StopKind
 from ..storage.reserve import RESERVE_FILE, DiskReserve
 from ..storage.sqlite import SearchHit, SQLiteSessionExtension
-from ..tools import FunctionTool
-from ..tools.mcp import McpToolSource
+from ..tools import MAY_STILL_COMPLETE, FunctionTool
+from ..tools.mcp import McpServerConfig, McpToolSource
 from . import models as _models
 from . import recovery as _recovery
 from .approval import ApprovalDecision, Approvals, UIApprover
@@ -57,6 +61,21 @@ __all__ = [
     "ResumeInfo",
     "SessionLockedError",
     "describe_failure",
+    # The rest of the UI's declared surface: what ``ui/`` uses beyond ``app``'s own names.
+    "CONTINUE_TEXT",
+    "DEFAULT_KEY_ENV",
+    "MAY_STILL_COMPLETE",
+    "RETRY_TEXT",
+    "BlockedReason",
+    "LocalServer",
+    "McpServerConfig",
+    "NoKeyringError",
+    "Settings",
+    "SettingsSaveError",
+    "StopKind",
+    "ToolOutcome",
+    "keyring_available",
+    "set_api_key",
 ]
 
 

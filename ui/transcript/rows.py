@@ -22,6 +22,7 @@ from app import (
     CANCELLED_TOOL_TEXT,
     DENIED_TOOL_TEXT,
     NOT_STARTED_TOOL_TEXT,
+    RECOVERED_TOOL_TEXT,
     AssistantMessage,
     InternalMessage,
     Message,
@@ -30,9 +31,7 @@ from app import (
     ToolMessage,
     UserMessage,
 )
-from app.messages import ToolOutcome
-from app.resume import CONTINUE_TEXT, RECOVERED_TOOL_TEXT, RETRY_TEXT
-from app.tools import MAY_STILL_COMPLETE
+from app.services import CONTINUE_TEXT, MAY_STILL_COMPLETE, RETRY_TEXT, ToolOutcome
 
 __all__ = [
     "UNSETTLED",

@@ -30,7 +30,7 @@ from app import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from app.services import ApprovalDecision, AppServices, ResumeInfo
+from app.services import ApprovalDecision, AppServices, ResumeInfo, is_expected, log_location
 
 from .resume_text import bar_shows
 from .transcript.model import ToolState, TranscriptModel
@@ -43,6 +43,17 @@ LOCKED_ELSEWHERE = (
     "This conversation is open in another Continuum window. It is shown here read-only: "
     "continue it in the other window, or close that window first."
 )
+
+
+def background_failure(error: Exception) -> str:
+    """Log a failed background action (a bug with its traceback) and say it in a sentence."""
+    if is_expected(error):
+        log.warning("background action failed: %s: %s", type(error).__name__, error)
+        return str(error) or type(error).__name__
+    log.error("background action failed with an internal error", exc_info=error)
+    where = log_location()
+    return (f"Continuum hit an internal error ({type(error).__name__}); the details are in "
+            f"{'the log at ' + where if where else 'its log'}. Nothing was lost.")
 
 
 def title_from(text: str) -> str:
@@ -125,8 +136,7 @@ class ConversationController(QObject):
         except asyncio.CancelledError:
             raise
         except Exception as err:  # a person-facing message, never a traceback
-            log.warning("background action failed: %s", type(err).__name__)
-            self.statusMessage.emit(str(err) or type(err).__name__)
+            self.statusMessage.emit(background_failure(err))
             return None
 
     # --- tool approval ---------------------------------------------------------------------

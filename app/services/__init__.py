@@ -47,7 +47,7 @@ from ..tools.mcp import McpServerConfig, McpToolSource
 from . import models as _models
 from . import recovery as _recovery
 from .approval import ApprovalDecision, Approvals, UIApprover
-from .failures import close_logged, describe_failure
+from .failures import close_logged, describe_failure, is_expected, log_location
 from .mcp import McpServers
 from .models import Models, NoModel, simulator_settings
 from .recovery import DATABASE_FILE, ResumeInfo
@@ -61,6 +61,8 @@ __all__ = [
     "ResumeInfo",
     "SessionLockedError",
     "describe_failure",
+    "is_expected",
+    "log_location",
     # The rest of the UI's declared surface: what ``ui/`` uses beyond ``app``'s own names.
     "CONTINUE_TEXT",
     "DEFAULT_KEY_ENV",

@@ -37,8 +37,9 @@ def translate_sqlite_error(err: BaseException, path: str) -> StorageError | None
             f"Cannot write to {where}: the file or its folder is read-only. "
             "Check its permissions (or choose another data folder) and try again."
         )
-    if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or "malformed" in text or (
-        "not a database" in text
+    # Only SQLite's own damage words: "malformed JSON" from a JSON function is not damage.
+    if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or (
+        "database disk image is malformed" in text or "file is not a database" in text
     ):
         return StorageCorruptError(
             f"{where[0].upper()}{where[1:]} is damaged or is not a Continuum database. "

@@ -450,3 +450,20 @@ async def test_an_in_memory_database_needs_no_file(tmp_path: Path) -> None:
 
 def files_in(folder: Path) -> list[Path]:
     return list(folder.iterdir())
+
+
+def test_malformed_json_from_a_json_function_is_a_bug_not_damage() -> None:
+    """SQLite's JSON functions say "malformed JSON": that must never make a healthy database
+    count as damaged (damage closes it for good and keeps it aside)."""
+    import sqlite3
+
+    from app.errors import StorageCorruptError
+    from app.storage.translate import translate_sqlite_error
+
+    conn = sqlite3.connect(":memory:")
+    with pytest.raises(sqlite3.OperationalError) as caught:
+        conn.execute("SELECT json_extract('not json', '$.a')")
+    assert "malformed" in str(caught.value)
+    assert translate_sqlite_error(caught.value, "x.sqlite") is None
+    damaged = sqlite3.DatabaseError("database disk image is malformed")
+    assert isinstance(translate_sqlite_error(damaged, "x.sqlite"), StorageCorruptError)

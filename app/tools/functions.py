@@ -29,6 +29,7 @@ import inspect
 import json
 import logging
 import re
+import threading
 import time
 import types
 import typing
@@ -117,6 +118,7 @@ class FunctionTool:
         # is the tool's failure, and only an expired deadline of ours means "took too long".
         deadline = asyncio.timeout(self.timeout)
         thread: asyncio.Future[Any] | None = None
+        gate = _StartGate()
         in_thread = False
         try:
             async with deadline:
@@ -125,7 +127,8 @@ class FunctionTool:
                 else:
                     context = contextvars.copy_context()  # as asyncio.to_thread does
                     thread = asyncio.get_running_loop().run_in_executor(
-                        None, functools.partial(context.run, self.function, **kwargs))
+                        None, functools.partial(
+                            gate.run, functools.partial(context.run, self.function, **kwargs)))
                     # Shielded: cancelling cannot stop the thread, and its outcome is still
                     # wanted (see _outlived).
                     in_thread = True
@@ -137,10 +140,10 @@ class FunctionTool:
             if not in_thread or thread is None:
                 raise
             _uncancel()  # answered below instead: the caller gets a result, not the error
-            return await self._outlived(thread, timed_out=False)
+            return await self._outlived(thread, gate, timed_out=False)
         except TimeoutError as err:
             if in_thread and thread is not None and deadline.expired():
-                return await self._outlived(thread, timed_out=True)
+                return await self._outlived(thread, gate, timed_out=True)
             if not deadline.expired():
                 return ToolResult(f"{type(err).__name__}: {err}", success=False)
             return ToolResult(
@@ -151,12 +154,19 @@ class FunctionTool:
             return ToolResult(f"{type(err).__name__}: {err}", success=False)
         return ToolResult(_to_content(value))
 
-    async def _outlived(self, thread: asyncio.Future[Any], *, timed_out: bool) -> ToolResult:
+    async def _outlived(self, thread: asyncio.Future[Any], gate: _StartGate, *,
+                        timed_out: bool) -> ToolResult:
         """The truthful result of a sync call stopped (or timed out) while its thread runs.
 
-        Waits up to :data:`STOP_GRACE` seconds (a second Stop ends the wait at once); reports
-        what the function did if it finished, else that it may still complete.
+        A call still queued for a worker thread (all busy) is called off: it never runs.
+        Otherwise waits up to :data:`STOP_GRACE` seconds (a second Stop ends the wait at once);
+        reports what the function did if it finished, else that it may still complete.
         """
+        if gate.call_off():
+            what = (f"{self.name} did not start within its {self.timeout:g}-second limit"
+                    if timed_out else "The request was stopped before this tool started")
+            return ToolResult(f"{what} (it was waiting for a free worker thread), so it did "
+                              "not run.", success=False, outcome=ToolOutcome.NOT_STARTED)
         why = (f"{self.name} did not finish within its {self.timeout:g}-second limit"
                if timed_out else "The request was stopped while this tool was running")
         log.info("%s: waiting up to %g s for tool %s, which cannot be interrupted",
@@ -219,6 +229,35 @@ class FunctionTool:
             if arguments.get(name) is not None:
                 arguments[name] = enum_type(arguments[name])
         return arguments
+
+
+class _StartGate:
+    """Lets a sync call that is still queued for a worker thread be called off for good.
+
+    The worker runs the function only if the call was not called off first; both sides take
+    the lock, so "it never started" is a fact, never a guess.
+    """
+
+    __slots__ = ("_lock", "_state")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._state = "queued"
+
+    def run(self, function: Callable[[], Any]) -> Any:
+        with self._lock:
+            if self._state == "called_off":
+                return None  # nobody waits for this value: the call was answered already
+            self._state = "started"
+        return function()
+
+    def call_off(self) -> bool:
+        """``True`` if the call had not started (and now never will)."""
+        with self._lock:
+            if self._state == "queued":
+                self._state = "called_off"
+                return True
+            return False
 
 
 def _uncancel() -> None:

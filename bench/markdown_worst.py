@@ -1,7 +1,8 @@
 """Worst frame while a hostile answer streams (issue 11, item 14): 200 KB of ``![``, ``[``, ``*``,
-backticks, nested ``>`` (and ``*a``, ``<a``), streamed into the real ``TranscriptModel`` and
-``TranscriptView`` (offscreen, 840×640) in pieces of ``--piece`` characters with no blank line,
-so the whole growing text is the re-rendered tail on every frame (the worst case for the view).
+backticks, nested ``>`` (and ``*a``, ``<a``), and short lines of ``*``, ``-``, ``1.``, ``[`` or
+``>`` (one ever-growing block), streamed into the real ``TranscriptModel`` and ``TranscriptView``
+(offscreen, 840×640) in pieces of ``--piece`` characters with no blank line, so the whole
+growing block would be the re-rendered tail on every frame (the worst case for the view).
 
 Each frame is timed through everything the app does for a delta: ``append_delta`` + ``flush``,
 the view's relayout and a synchronous repaint of the viewport. Also timed: showing the finished
@@ -21,7 +22,10 @@ from typing import Any
 from bench import _qt  # noqa: F401  (sets the offscreen platform)
 
 PATTERNS = {"![": "![", "[": "[", "*": "*", "backticks": "`", "nested >": "> ",
-            "*a": "*a", "<a": "<a"}
+            "*a": "*a", "<a": "<a",
+            # Block-level: one short line after another, no blank line (one growing block).
+            "star-lines": "*\n", "dash-lines": "- \n", "numbered-lines": "1.\n",
+            "bracket-lines": "[\n", "quote-lines": "> \n"}
 
 
 def _hostile(unit: str, chars: int) -> str:

@@ -111,3 +111,146 @@ def test_has_long_run_table() -> None:
     assert not has_long_run("x" * LONG_RUN)
     assert has_long_run("x" * (LONG_RUN + 1))
     assert has_long_run("a few words then " + "[" * (LONG_RUN + 1) + " and more")
+
+
+# --- Block-level work: long blocks without a blank line are cut (stable_boundary) -------------
+
+BLOCK_PATTERNS = {"star-lines": "*\n", "dash-lines": "- \n", "numbered-lines": "1.\n",
+                  "bracket-lines": "[\n", "quote-lines": "> \n"}
+
+
+@pytest.mark.parametrize("unit", list(BLOCK_PATTERNS.values()), ids=list(BLOCK_PATTERNS))
+def test_stable_boundary_cuts_long_blocks(unit: str) -> None:
+    from ui.transcript.markdown import MAX_BLOCK_LINES, stable_boundary
+
+    text = unit * (MAX_BLOCK_LINES * 10) + unit[0]  # unfinished last line
+    boundary = stable_boundary(text)
+    assert 0 < boundary < len(text) and text[boundary - 1] == "\n"
+    assert text[boundary:].count("\n") <= 2 * MAX_BLOCK_LINES  # the tail stays short
+
+
+def test_stable_boundary_cut_table() -> None:
+    from ui.transcript.markdown import MAX_BLOCK_LINES, long_block_cuts, stable_boundary
+
+    n = MAX_BLOCK_LINES
+    short_list = "- item\n" * (n - 2) + "\nafter\n"
+    assert long_block_cuts(short_list) == []  # a blank line comes first: nothing forced
+    assert stable_boundary(short_list) == short_list.index("after")
+    fenced = "```\n" + "*\n" * (3 * n) + "```\nx"
+    assert long_block_cuts(fenced) == [] and stable_boundary(fenced) == len(fenced) - 1
+    # Never above a deeper (continuation) line, a setext underline or a table row ...
+    nested = "- a\n" * (n - 1) + "- b\n" + "  - deeper\n" * 3 + "- c\n" + "- d\n"
+    cut = long_block_cuts(nested)
+    assert [nested[:c].splitlines()[-1] for c in cut] == ["  - deeper"]
+    heading = "word\n" * (n - 1) + "Title\n---\nnext\nmore\n"
+    assert [heading[:c].splitlines()[-1] for c in long_block_cuts(heading)] == ["---"]
+    table = "| h | i |\n|---|---|\n" + "| a | b |\n" * (3 * n)
+    cuts = long_block_cuts(table)
+    assert cuts == [len("| h | i |\n|---|---|\n") + len("| a | b |\n") * (2 * n - 2)]
+    # ... and the next line must be complete before deciding (every stream prefix cuts alike).
+    lines = "x\n" * n
+    assert long_block_cuts(lines) == [] and long_block_cuts(lines + "y") == []
+    assert long_block_cuts(lines + "y\n") == [len(lines)]
+
+
+def _streamed(qtbot: Any, text: str, piece: int) -> tuple[Any, Any]:
+    from ui.transcript import TranscriptModel, TranscriptView
+
+    model = TranscriptModel()
+    view = TranscriptView()
+    qtbot.addWidget(view)
+    view.setModel(model)
+    view.resize(840, 640)
+    view.show()
+    model.add_user("go")
+    renders = view.delegate._renders
+    for start in range(0, len(text), piece):
+        model.append_delta(text[start:start + piece])
+        model.flush()
+        item = model.streaming_item
+        assert item is not None
+        qtbot.waitUntil(lambda it=item: it.uid in renders
+                        and renders[it.uid].version == it.version, timeout=10_000)
+    return model, renders[item.uid]
+
+
+def _list_items(chunks: list[QTextDocument]) -> list[str]:
+    items = []
+    for doc in chunks:
+        block = doc.begin()
+        while block.isValid():
+            if block.textList() is not None:
+                items.append(block.textList().itemText(block) + block.text().strip())
+            block = block.next()
+    return items
+
+
+@pytest.mark.parametrize("unit", list(BLOCK_PATTERNS.values()), ids=list(BLOCK_PATTERNS))
+def test_hostile_block_patterns_show_everything_in_bounded_pieces(unit: str,
+                                                                  qtbot: Any) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    from ui.transcript.markdown import MAX_BLOCK_LINES
+    from ui.transcript.render import MAX_RENDERED_LINES, MessageRender, update_render
+
+    text = unit * (MAX_RENDERED_LINES - 10)
+    whole = QTextDocument()
+    whole.setHtml(render_markdown(text).html)
+    model, render = _streamed(qtbot, text, 997)
+    assert len(render.chunks) >= text.count("\n") // (2 * MAX_BLOCK_LINES)  # cut ...
+    assert render.chunks[-1].toPlainText().count("\n") <= 2 * MAX_BLOCK_LINES  # short tail
+    # ... and nothing is lost: the same text and list items as one render of the whole.
+    plain = "".join(doc.toPlainText() for doc in render.chunks)
+    assert plain.replace("\n", "") == whole.toPlainText().replace("\n", "")
+    items = _list_items(render.chunks)
+    assert len(items) == len(_list_items([whole]))
+    # Shown again from history: the same pieces as when streamed.
+    item = model.streaming_item
+    model.finish_streaming()
+    again = MessageRender(800.0, False)
+    update_render(again, item, QApplication.font(), QApplication.palette())
+    assert [d.toPlainText() for d in again.chunks] == [d.toPlainText() for d in render.chunks]
+
+
+def test_ordered_list_numbering_survives_a_cut(qtbot: Any) -> None:
+    from ui.transcript.markdown import MAX_BLOCK_LINES
+
+    count = 3 * MAX_BLOCK_LINES
+    text = "".join(f"{i}. item {i}\n" for i in range(1, count + 1))
+    _model, render = _streamed(qtbot, text, 1000)
+    assert len(render.chunks) >= 2
+    assert _list_items(render.chunks) == [f"{i}.item {i}" for i in range(1, count + 1)]
+
+
+def test_a_message_over_the_line_limit_is_cut_as_plain_text(qtbot: Any) -> None:
+    from ui.transcript.render import MAX_RENDERED_LINES, shown_end
+
+    text = "*\n" * (MAX_RENDERED_LINES + 500)
+    assert shown_end(text) == 2 * MAX_RENDERED_LINES
+    assert shown_end("word " * 1000) == 5000
+    _model, render = _streamed(qtbot, text, 5000)
+    assert render.cut and len(render.chunks) == 2
+    assert render.chunks[0].toPlainText() == text[:2 * MAX_RENDERED_LINES].rstrip("\n")
+    assert "1,000 more characters" in render.chunks[1].toPlainText()
+
+
+def test_a_normal_long_document_renders_as_before(qapp: Any) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    from ui.transcript.markdown import long_block_cuts
+    from ui.transcript.render import MessageRender, update_render
+    from ui.transcript.rows import ItemKind, TranscriptItem
+
+    section = ("## Step\n\nSome *emphasis*, **strong**, `code` and [link](https://example.org)."
+               "\n\n- one\n- two\n  - nested\n\n1. first\n2. second\n\n| a | b |\n|---|---|\n"
+               "| 1 | 2 |\n\n> quoted\n\n```python\nx = 1\n```\n\n")
+    text = section * 60  # ~1,500 lines, every block short
+    assert long_block_cuts(text) == []
+    item = TranscriptItem(ItemKind.ASSISTANT, text)
+    render = MessageRender(800.0, False)
+    update_render(render, item, QApplication.font(), QApplication.palette())
+    assert len(render.chunks) == 1  # one document, from one render of the whole text
+    expected = QTextDocument()
+    expected.setHtml(render_markdown(text).html)
+    assert render.chunks[0].toPlainText() == expected.toPlainText()
+    assert len(render.code_blocks) == 60

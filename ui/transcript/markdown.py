@@ -17,12 +17,21 @@ markdown-it's ``maxNesting``.
 Streaming: :func:`stable_boundary` finds the end of the last *finished* block (a blank line
 outside a code fence). Text before it never changes its rendering as more tokens arrive, so the
 view renders it once and re-renders only the short tail on every frame.
+
+Block-level work is bounded too: markdown-it and Qt spend ~10–120 µs per line of a block (a
+list item, a table row), so 100,000 lines of ``*`` with no blank line between them took 1.3 s
+to parse, every frame, as one unfinished block. Once a block outside a fence has
+``MAX_BLOCK_LINES`` lines it is ended at the next line that can start a block of its own (no
+deeper indent than the block's first line, not a setext underline or table delimiter, not a
+table row), and at ``2 × MAX_BLOCK_LINES`` lines in any case. A list cut there renders as two
+lists (an ordered one keeps its numbers: markdown-it's ``start``); :func:`long_block_cuts` gives
+the same cuts for a finished message, so it renders exactly as it did while streaming.
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -40,7 +49,9 @@ __all__ = [
     "RenderedHtml",
     "code_style",
     "inline_cost",
+    "MAX_BLOCK_LINES",
     "is_safe_link",
+    "long_block_cuts",
     "render_markdown",
     "stable_boundary",
 ]
@@ -53,6 +64,10 @@ _MAX_HIGHLIGHT = 200_000
 INLINE_BUDGET = 20_000
 # Characters that open an inline construct markdown-it scans ahead for, with their cost in µs.
 _OPENER_US = {"[": 35, "*": 8, "_": 8, "~": 8, "`": 3, "<": 2, "&": 1, "\\": 1}
+# Lines after which an unfinished block is ended at the next line that may start a block.
+MAX_BLOCK_LINES = 200
+# Characters of a line that may underline a setext heading or delimit a table: never cut above.
+_UNDERLINE = frozenset(" \t|:-=")
 
 
 def inline_cost(text: str) -> int:
@@ -243,15 +258,26 @@ def render_markdown(text: str, *, dark: bool = False, code_offset: int = 0) -> R
     return RenderedHtml(body, renderer.code_blocks, env.get("plain_blocks", 0))
 
 
-def stable_boundary(text: str, start: int = 0) -> int:
-    """The end of the last finished block in ``text[start:]`` (``start`` if none).
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
 
-    A block is finished at a blank line outside a fenced code block; ``start`` must itself be
-    such a boundary (or 0). Cost is proportional to ``len(text) - start``.
-    """
-    boundary = start
+
+def _may_start_block(line: str, indent: int) -> bool:
+    """Whether a long block may be cut just before ``line`` without changing what it means."""
+    stripped = line.strip()
+    if _indent(line) > indent or not stripped:
+        return False  # a deeper line continues an item (or would become indented code)
+    if stripped.startswith("|"):
+        return False  # a table row: its table would lose its header
+    return not (set(stripped) <= _UNDERLINE and ("-" in stripped or "=" in stripped))
+
+
+def _boundaries(text: str, start: int) -> Iterator[tuple[int, bool]]:
+    """Each block end in ``text[start:]``: (offset after it, whether it was a forced cut)."""
     in_fence = False
     fence_marker = ""
+    block_lines = 0
+    block_indent = 0
     pos = start
     length = len(text)
     while pos < length:
@@ -263,13 +289,46 @@ def stable_boundary(text: str, start: int = 0) -> int:
         if in_fence:
             if stripped.startswith(fence_marker) and not stripped.strip(fence_marker[0]).strip():
                 in_fence = False
-                boundary = end + 1  # a closed fence ends a block
+                block_lines = 0
+                yield end + 1, False  # a closed fence ends a block
         elif stripped.startswith(("```", "~~~")) and len(line) - len(stripped) < 4:
             marker = stripped[0]
             count = len(stripped) - len(stripped.lstrip(marker))
             in_fence = True
             fence_marker = marker * count
         elif not line.strip():
-            boundary = end + 1
+            block_lines = 0
+            yield end + 1, False
+        else:
+            if block_lines == 0:
+                block_indent = _indent(line)
+            block_lines += 1
+            if block_lines >= MAX_BLOCK_LINES:
+                # Decide on the whole next line only, so every prefix of a stream cuts alike.
+                after = text.find("\n", end + 1)
+                if after >= 0 and (block_lines >= 2 * MAX_BLOCK_LINES or _may_start_block(
+                        text[end + 1:after], block_indent)):
+                    block_lines = 0
+                    yield end + 1, True
         pos = end + 1
+
+
+def stable_boundary(text: str, start: int = 0) -> int:
+    """The end of the last finished block in ``text[start:]`` (``start`` if none).
+
+    A block is finished at a blank line outside a fenced code block, or cut once it is long
+    (module docstring); ``start`` must itself be such a boundary (or 0). Cost is proportional
+    to ``len(text) - start``.
+    """
+    boundary = start
+    for end, _forced in _boundaries(text, start):
+        boundary = end
     return boundary
+
+
+def long_block_cuts(text: str, start: int = 0) -> list[int]:
+    """Where :func:`stable_boundary` cuts long blocks in ``text[start:]`` (not blank lines).
+
+    Rendering a finished message in pieces at these offsets renders it as it was streamed.
+    """
+    return [pos for pos, forced in _boundaries(text, start) if forced]

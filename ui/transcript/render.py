@@ -2,7 +2,9 @@
 
 Each row is drawn from a :class:`MessageRender`, a short stack of ``QTextDocument`` chunks. A
 streaming answer keeps its finished blocks as rendered chunks and re-renders only the unfinished
-tail each frame, so the cost of a frame does not grow with the answer's length. Documents never
+tail each frame, so the cost of a frame does not grow with the answer's length; a finished answer
+is rendered in the same pieces (long blocks cut where streaming cut them). What one row shows is
+bounded in characters and in lines (beyond either, plain text cut with a note). Documents never
 load resources (``loadResource`` returns nothing).
 """
 
@@ -16,17 +18,21 @@ from typing import Any
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QFont, QPalette, QTextDocument, QTextOption
 
-from .markdown import render_markdown, stable_boundary
+from .markdown import long_block_cuts, render_markdown, stable_boundary
 from .rows import ItemKind, ToolState, TranscriptItem
 
-__all__ = ["LONG_RUN", "MAX_RENDERED_CHARS", "MAX_RENDERS", "TOGGLE_SCHEME", "MessageRender",
-           "RenderCache", "footer_html", "has_long_run", "header_html", "is_dark", "tool_html",
-           "update_render"]
+__all__ = ["LONG_RUN", "MAX_RENDERED_CHARS", "MAX_RENDERED_LINES", "MAX_RENDERS",
+           "TOGGLE_SCHEME", "MessageRender", "RenderCache", "footer_html", "has_long_run",
+           "header_html", "is_dark", "shown_end", "tool_html", "update_render"]
 
 TOGGLE_SCHEME = "continuum-toggle"
 # Beyond this a message is shown as plain text, cut, with a note: a 10 MB paste must not stall
 # the UI for seconds in the Markdown parser (the full text is saved and exported unchanged).
 MAX_RENDERED_CHARS = 100_000
+# ... and beyond this many lines: markdown-it and Qt cost ~10-30 µs per line of list items,
+# so 100,000 characters of "*\n" took ~0.7 s to show again. 2,000 lines of them cost ~30 ms,
+# and an ordinary 100 KB answer (lines of 50 characters or more on average) is not affected.
+MAX_RENDERED_LINES = 2_000
 # Qt's default wrapping (at word boundaries, else anywhere) is quadratic in the length of a run
 # without a break opportunity (100 KB of "[" took 177 ms to lay out, 200 KB 680 ms); wrapping
 # anywhere is linear. A document whose source has a run longer than this wraps anywhere.
@@ -71,6 +77,17 @@ class _InertDocument(QTextDocument):
 def has_long_run(text: str, limit: int = LONG_RUN) -> bool:
     """Whether ``text`` has more than ``limit`` characters in a row without whitespace."""
     return len(text) > limit and max(map(len, text.split()), default=0) > limit
+
+
+def shown_end(text: str) -> int:
+    """How much of ``text`` a row shows: at most ``MAX_RENDERED_CHARS`` / ``_LINES``."""
+    end = min(len(text), MAX_RENDERED_CHARS)
+    if text.count("\n", 0, end) < MAX_RENDERED_LINES:
+        return end
+    pos = -1
+    for _ in range(MAX_RENDERED_LINES):
+        pos = text.find("\n", pos + 1)
+    return pos + 1
 
 
 def _document(html_text: str, width: float, font: Any, css: str, *,
@@ -200,11 +217,12 @@ def update_render(render: MessageRender, item: TranscriptItem, font: QFont,
         render.chunks = []
         return
     text = item.text
-    if len(text) > MAX_RENDERED_CHARS:
-        more = len(text) - MAX_RENDERED_CHARS
+    end = shown_end(text)
+    if end < len(text):
+        more = len(text) - end
         note = _document(f"<p><i>… {more:,} more characters (saved in full; export the "
                          "conversation to see them)</i></p>", width, font, css)
-        shown = text[:MAX_RENDERED_CHARS]
+        shown = text[:end]
         if render.cut and len(render.chunks) == 2 and render.stable_text == shown:
             # Still growing past the cut (a long stream): the shown part is unchanged;
             # only the count in the note changes. Re-rendering 100k characters per frame
@@ -216,7 +234,7 @@ def update_render(render: MessageRender, item: TranscriptItem, font: QFont,
         render.chunks = [_document(body, width, font, css, source=shown), note]
         render.stable_text, render.code_blocks, render.stable_code = shown, [], 0
         render.cut = True
-        render.last_rendered_chars = MAX_RENDERED_CHARS
+        render.last_rendered_chars = end
         return
     if render.cut:
         render.chunks, render.stable_text, render.cut = [], "", False
@@ -227,17 +245,27 @@ def update_render(render: MessageRender, item: TranscriptItem, font: QFont,
         render.chunks.pop()  # the old tail; the stable chunks stay as they are
     del render.code_blocks[render.stable_code:]
     start = len(render.stable_text)
-    boundary = stable_boundary(text, start) if item.streaming else start
+    # Each long block's pieces are rendered on their own (bounded work, the same pieces however
+    # the text arrived); while streaming, everything up to the last finished block is stable.
+    cuts = long_block_cuts(text, start)
+    if item.streaming:
+        cuts.append(stable_boundary(text, start))
+    elif cuts and cuts[-1] == len(text):
+        cuts.pop()  # a finished answer's last piece is its tail
     rendered = 0
-    if boundary > start:
-        stable = text[start:boundary]
+    boundary = start
+    for cut in cuts:
+        if cut <= boundary:
+            continue
+        stable = text[boundary:cut]
         part = render_markdown(stable, dark=render.dark, code_offset=len(render.code_blocks))
         render.chunks.append(_document(part.html, width, font, css, source=stable))
         render.code_blocks.extend(part.code_blocks)
-        render.stable_text = text[:boundary]
+        render.stable_text = text[:cut]
         render.stable_code = len(render.code_blocks)
         render.stable_plain += part.plain_blocks
-        rendered += boundary - start
+        rendered += cut - boundary
+        boundary = cut
     tail = text[boundary:]
     part = render_markdown(tail, dark=render.dark, code_offset=len(render.code_blocks))
     if item.streaming and not tail.strip() and render.chunks:

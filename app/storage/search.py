@@ -11,12 +11,16 @@ them (:func:`search`). The index itself (``messages_fts``) is kept by triggers i
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 
 import aiosqlite
 
+from ..errors import StorageBusyError, StorageFullError, StorageReadOnlyError
 from ..messages import Message
 from .database import Database
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "SearchHit",
@@ -85,8 +89,14 @@ async def search(database: Database, text: str, *, limit: int = 50) -> list[Sear
     rows = await database.read(op)
     broken = [row[0] for row in rows if not _is_utf8(row[3])]
     if broken:
-        await _repair_index(database, broken)
-        rows = await database.read(op)
+        try:
+            await _repair_index(database, broken)
+        except (StorageFullError, StorageReadOnlyError, StorageBusyError) as err:
+            # A search must not fail because its repair could not be written: the hits are
+            # shown with U+FFFD anyway, and the repair is tried again by the next search.
+            log.warning("search index repair not saved: %s", err)
+        else:
+            rows = await database.read(op)
     return [SearchHit(session_id, seq, bytes(snippet).decode("utf-8", "replace"))
             for _id, session_id, seq, snippet in rows]
 

@@ -202,3 +202,30 @@ async def test_services_search_with_a_lone_surrogate_in_another_conversation(
     # Each conversation's question, and the simulator's echo of it.
     assert sorted(h.session_id for h in hits) == sorted([broken.id] * 2 + [clean.id] * 2)
     assert await services.search("\ud800 needle") != []
+
+
+async def test_search_answers_when_its_index_repair_cannot_be_written(tmp_path: Path) -> None:
+    """The repair of an old index row is a write: on a full disk (or a read-only database) the
+    search must still answer (the hit shown with U+FFFD), not fail as "not saved"."""
+    path = tmp_path / "x.sqlite"
+    store = SQLiteSessionStore(path)
+    await store.append("clean", "r", UserMessage("a clean needle"))
+    await store.close()
+    with contextlib.closing(sqlite3.connect(path)) as conn:  # as the old code wrote it
+        conn.execute(
+            "INSERT INTO messages(session_id, seq, request_id, kind, data, created_at) "
+            "VALUES ('old', 1, 'r', 'user', ?, 0)",
+            (json.dumps({"type": "user", "content": "old needle \ud800 text"}),),
+        )
+        conn.commit()
+    store = SQLiteSessionStore(path)
+    try:
+        await store.append("clean", "r", UserMessage("opened for writing"))
+        conn = await store._connection()
+        await conn.execute("PRAGMA query_only = ON")  # every write now fails: SQLITE_READONLY
+        hits = await store.search("needle")
+        assert_valid(hits)
+        assert sorted(h.session_id for h in hits) == ["clean", "old"]
+        await conn.execute("PRAGMA query_only = OFF")
+    finally:
+        await store.close()

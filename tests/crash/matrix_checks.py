@@ -160,8 +160,7 @@ def check_rows(rows: Sequence[Row], procs: Sequence[Proc], user_text: str, fail:
     ``counts`` gets ``lost`` (reported committed, not there), ``changed`` (there, but not the
     text the agent handed over or the script sent) and ``duplicated`` (a call answered twice).
     """
-    from app.resume import RETRY_TEXT
-    from app.resume import CONTINUE_TEXT, RECOVERED_TOOL_TEXT
+    from app.resume import CONTINUE_TEXT, RECOVERED_TOOL_TEXT, RETRY_TEXT
 
     seqs = [row[0] for row in rows]
     if seqs != list(range(1, len(seqs) + 1)):

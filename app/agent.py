@@ -206,7 +206,11 @@ class Agent:
         if opener is not None:
             await opener()
         return cls(
-            model, config, tools=tools, extensions=extensions, store=store,
+            model,
+            config,
+            tools=tools,
+            extensions=extensions,
+            store=store,
             approve_tool=approve_tool,
         )
 
@@ -277,7 +281,11 @@ class Agent:
         )
 
     async def _request(
-        self, user: UserMessage | None, *, goal: str | None, model: Model,
+        self,
+        user: UserMessage | None,
+        *,
+        goal: str | None,
+        model: Model,
         not_started: frozenset[str] = frozenset(),
     ) -> AsyncIterator[AgentEvent]:
         release = BUSY_SESSIONS.enter((self.store.lock_key, self.session_id), self.extensions)
@@ -320,7 +328,8 @@ class Agent:
             if completed:  # the consumer left after RUN_COMPLETED: the request did finish
                 raise
             await call_error_hooks(
-                self.extensions, ctx,
+                self.extensions,
+                ctx,
                 err if isinstance(err, asyncio.CancelledError) else asyncio.CancelledError(),
             )
             raise
@@ -377,11 +386,15 @@ class Agent:
             if stop is StopReason.END_TURN:
                 if goal and not _goal_met(message) and goal_turns < config.max_goal_turns:
                     goal_turns += 1
-                    for event in await state.save([InternalMessage(
-                        f"The goal is not reported as met yet: {goal}\nContinue working toward "
-                        f"it. When it is fully met, end your reply with a line that says "
-                        f"{GOAL_COMPLETE_MARKER}."
-                    )]):
+                    for event in await state.save(
+                        [
+                            InternalMessage(
+                                f"The goal is not reported as met yet: {goal}\n"
+                                "Continue working toward it. When it is fully met, end your "
+                                f"reply with a line that says {GOAL_COMPLETE_MARKER}."
+                            )
+                        ]
+                    ):
                         yield event
                     continue
                 yield RunCompletedEvent(message)

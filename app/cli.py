@@ -28,8 +28,10 @@ from .model import Model
 from .resume import ResumePoint
 from .storage.sqlite import SQLiteSessionExtension
 
-HELP = ("Commands: /resume  /history  /new  /quit   (Ctrl+C stops a running answer or clears "
-        "the line; Ctrl+D quits)")
+HELP = (
+    "Commands: /resume  /history  /new  /quit   (Ctrl+C stops a running answer or clears "
+    "the line; Ctrl+D quits)"
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -42,7 +44,8 @@ def _parser() -> argparse.ArgumentParser:
     source.add_argument("--anthropic", metavar="BASE_URL", help="an Anthropic API root URL")
     parser.add_argument("--model", default="sim-echo", help="model name")
     parser.add_argument(
-        "--api-key-env", default="CONTINUUM_API_KEY",
+        "--api-key-env",
+        default="CONTINUUM_API_KEY",
         help="environment variable holding the API key (default: CONTINUUM_API_KEY)",
     )
     return parser
@@ -84,17 +87,22 @@ async def _show(events: object) -> None:
 def _data_dir_problem(data_dir: Path) -> str | None:
     """Why ``data_dir`` cannot hold the conversations (created if missing), or ``None``."""
     if data_dir.exists() and not data_dir.is_dir():
-        return (f"cannot use {data_dir} as the data folder: it is a file, not a folder. "
-                "Choose another with --data-dir.")
+        return (
+            f"cannot use {data_dir} as the data folder: it is a file, not a folder. "
+            "Choose another with --data-dir."
+        )
     try:
         data_dir.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         reason = err.strerror or type(err).__name__
-        return (f"cannot create the data folder {data_dir} ({reason}). "
-                "Choose another with --data-dir.")
+        return (
+            f"cannot create the data folder {data_dir} ({reason}). Choose another with --data-dir."
+        )
     if not os.access(data_dir, os.W_OK | os.X_OK):
-        return (f"cannot write in the data folder {data_dir}. Make it writable or choose "
-                "another with --data-dir.")
+        return (
+            f"cannot write in the data folder {data_dir}. Make it writable or choose "
+            "another with --data-dir."
+        )
     return None
 
 

@@ -51,13 +51,22 @@ class AgentClient:
         if opener is not None:
             await opener()
 
-    def agent(self, session_id: str, *, model: Model | None = None,
-              tools: Sequence[Callable[..., Any] | FunctionTool] | None = None) -> Agent:
+    def agent(
+        self,
+        session_id: str,
+        *,
+        model: Model | None = None,
+        tools: Sequence[Callable[..., Any] | FunctionTool] | None = None,
+    ) -> Agent:
         """An agent for one request; ``tools`` (default: :attr:`tools`) replaces the set."""
         config = dataclasses.replace(self.defaults, session_id=session_id)
         return Agent(
-            model or self.model, config, tools=self.tools if tools is None else tools,
-            extensions=self.extensions, store=self.store, approve_tool=self.approve_tool,
+            model or self.model,
+            config,
+            tools=self.tools if tools is None else tools,
+            extensions=self.extensions,
+            store=self.store,
+            approve_tool=self.approve_tool,
         )
 
     # --- reading ------------------------------------------------------------------------------

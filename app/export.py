@@ -64,32 +64,48 @@ def export_markdown(info: SessionInfo | None, records: Sequence[StoredMessage]) 
                 lines += [message.content, ""]
             for call in message.tool_calls:
                 arguments = json.dumps(call.arguments_dict(), indent=2, ensure_ascii=False)
-                lines += [f"**Tool call** `{call.name}` (`{call.id}`)", "",
-                          _fence(arguments, "json"), ""]
+                lines += [
+                    f"**Tool call** `{call.name}` (`{call.id}`)",
+                    "",
+                    _fence(arguments, "json"),
+                    "",
+                ]
             stop = effective_stop_reason(message)
             note = _STOP_NOTES.get(stop) if isinstance(stop, StopReason) else f"stopped: {stop}"
             if note:
                 lines += [f"*({note})*", ""]
         elif isinstance(message, ToolMessage):
             state = "result" if message.success else "failed result"
-            lines += [f"**Tool {state}** `{message.name}` (`{message.tool_call_id}`)", "",
-                      _fence(message.content), ""]
+            lines += [
+                f"**Tool {state}** `{message.name}` (`{message.tool_call_id}`)",
+                "",
+                _fence(message.content),
+                "",
+            ]
     return "\n".join(lines).rstrip() + "\n"
 
 
 def export_json(info: SessionInfo | None, records: Sequence[StoredMessage]) -> str:
     session: dict[str, Any] | None = None
     if info is not None:
-        session = {"id": info.id, "title": info.title, "created_at": info.created_at,
-                   "updated_at": info.updated_at}
+        session = {
+            "id": info.id,
+            "title": info.title,
+            "created_at": info.created_at,
+            "updated_at": info.updated_at,
+        }
     document = {
         "format": EXPORT_FORMAT,
         "v": 1,
         "exported_at": time.time(),
         "session": session,
         "messages": [
-            {"seq": r.seq, "created_at": r.created_at, "request_id": r.request_id,
-             "message": message_to_dict(r.message)}
+            {
+                "seq": r.seq,
+                "created_at": r.created_at,
+                "request_id": r.request_id,
+                "message": message_to_dict(r.message),
+            }
             for r in records
         ],
     }

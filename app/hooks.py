@@ -71,4 +71,3 @@ async def call_error_hooks(
             await hook(ctx, error)
         except Exception:
             log.exception("on_error hook of %r failed", type(extension).__name__)
-

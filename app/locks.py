@@ -189,8 +189,13 @@ class SessionLocks:
     """One owner's holds on conversations of the database ``database_name`` whose lock folder
     is ``folder`` (use :meth:`for_database`). Re-acquiring a held name is a no-op."""
 
-    def __init__(self, folder: Path, *, database_name: str = DEFAULT_DATABASE_NAME,
-                 registry: ClaimRegistry | None = None) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        *,
+        database_name: str = DEFAULT_DATABASE_NAME,
+        registry: ClaimRegistry | None = None,
+    ) -> None:
         self.folder = folder
         self.database_name = database_name
         self._registry = registry or CLAIMS

@@ -54,8 +54,9 @@ class RunState:
             try:
                 await task
             except Exception:
-                log.exception("saving %d message(s) failed while the request was being "
-                              "stopped", len(messages))
+                log.exception(
+                    "saving %d message(s) failed while the request was being stopped", len(messages)
+                )
             else:
                 self.messages.extend(messages)
             raise

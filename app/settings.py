@@ -102,17 +102,27 @@ def _mcp_server(entry: Any) -> McpServerConfig:
         isinstance(env, dict) and all(_is_text(k) and _is_text(v) for k, v in env.items())
     ):
         raise ValueError("env must map text to text")
-    if (isinstance(timeout, bool) or not isinstance(timeout, int | float)
-            or not _in_range(timeout, 0.0, MAX_CALL_TIMEOUT) or timeout == 0):
-        raise ValueError(f"call_timeout must be a number of seconds above 0 and at most "
-                         f"{MAX_CALL_TIMEOUT:.0f}")
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not _in_range(timeout, 0.0, MAX_CALL_TIMEOUT)
+        or timeout == 0
+    ):
+        raise ValueError(
+            f"call_timeout must be a number of seconds above 0 and at most {MAX_CALL_TIMEOUT:.0f}"
+        )
     if not isinstance(side_effects, bool):
         raise ValueError("side_effects must be true or false")
     if cwd is not None and not _is_text(cwd):
         raise ValueError("cwd must be text")
     return McpServerConfig(
-        name, command, tuple(args), env=env, call_timeout=float(timeout),
-        side_effects=side_effects, cwd=cwd or None,
+        name,
+        command,
+        tuple(args),
+        env=env,
+        call_timeout=float(timeout),
+        side_effects=side_effects,
+        cwd=cwd or None,
     )
 
 
@@ -162,7 +172,8 @@ def settings_from_data(data: Any) -> tuple[Settings, list[str]]:
     kind = data.get("provider_kind")
     if kind is not None and kind not in get_args(ProviderKind):
         raise SettingsFormatError(
-            "provider_kind must be one of " + ", ".join(get_args(ProviderKind)))
+            "provider_kind must be one of " + ", ".join(get_args(ProviderKind))
+        )
     base_url = _text_field(data, "base_url") or ""
     model = _text_field(data, "model") or ""
     system_prompt = _text_field(data, "system_prompt") or ""
@@ -209,8 +220,11 @@ def load_settings(data_dir: Path) -> SettingsLoad:
         return SettingsLoad(Settings(), _set_aside(path, err))
     problem = None
     if skipped:
-        problem = ("Some MCP servers in the settings could not be used and were skipped: "
-                   + "; ".join(skipped) + ". Add them again in Settings.")
+        problem = (
+            "Some MCP servers in the settings could not be used and were skipped: "
+            + "; ".join(skipped)
+            + ". Add them again in Settings."
+        )
     return SettingsLoad(settings, problem)
 
 
@@ -220,7 +234,8 @@ def _set_aside(path: Path, err: Exception) -> str:
     where = "it was left in place"
     for attempt in range(100):
         aside = path.with_name(
-            f"settings.unreadable-{stamp}{f'-{attempt}' if attempt else ''}.json")
+            f"settings.unreadable-{stamp}{f'-{attempt}' if attempt else ''}.json"
+        )
         if aside.exists():
             continue
         try:
@@ -232,8 +247,10 @@ def _set_aside(path: Path, err: Exception) -> str:
     detail = str(err)
     if len(detail) > 200:  # a JSON error may quote a long stretch of the file
         detail = detail[:200] + "…"
-    return (f"The settings file could not be used ({detail}); {where} and defaults are "
-            "used. Choose your provider again in Settings.")
+    return (
+        f"The settings file could not be used ({detail}); {where} and defaults are "
+        "used. Choose your provider again in Settings."
+    )
 
 
 def save_settings(data_dir: Path, settings: Settings) -> None:
@@ -275,13 +292,18 @@ def _save_problem(path: Path, err: OSError) -> str:
     else:
         what = err.strerror or type(err).__name__
         todo = "Check the disk and save them again"
-    return (f"The settings could not be saved to {path}: {what}. {todo}; "
-            "the previous settings are unchanged.")
+    return (
+        f"The settings could not be saved to {path}: {what}. {todo}; "
+        "the previous settings are unchanged."
+    )
 
 
 def _mcp_to_dict(server: McpServerConfig) -> dict[str, Any]:
-    data: dict[str, Any] = {"name": server.name, "command": server.command,
-                            "args": list(server.args)}
+    data: dict[str, Any] = {
+        "name": server.name,
+        "command": server.command,
+        "args": list(server.args),
+    }
     if server.env:
         data["env"] = dict(server.env)
     if server.call_timeout != 30.0:

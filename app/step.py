@@ -29,9 +29,7 @@ NOT_STARTED_TOOL_TEXT: Final = (
 )
 
 
-def normalise_stop(
-    reported: StopReason | str | None, *, has_tool_calls: bool
-) -> StopReason | str:
+def normalise_stop(reported: StopReason | str | None, *, has_tool_calls: bool) -> StopReason | str:
     """The stop reason a finished step is saved with, from the one the provider reported.
 
     Calls with "stop" (Ollama says that) or no reason mean tool use; "tool use" (or nothing)
@@ -84,14 +82,23 @@ class ModelStep:
 
     async def _answer_not_started(self, message: AssistantMessage) -> None:
         try:
-            await self.state.save([
-                ToolMessage(c.id, c.name, NOT_STARTED_TOOL_TEXT, success=False,
-                            outcome=ToolOutcome.NOT_STARTED)
-                for c in message.tool_calls
-            ])
+            await self.state.save(
+                [
+                    ToolMessage(
+                        c.id,
+                        c.name,
+                        NOT_STARTED_TOOL_TEXT,
+                        success=False,
+                        outcome=ToolOutcome.NOT_STARTED,
+                    )
+                    for c in message.tool_calls
+                ]
+            )
         except Exception:
-            log.exception("could not save the 'not started' answers of a stopped step; "
-                          "resume will answer them as 'may or may not have run'")
+            log.exception(
+                "could not save the 'not started' answers of a stopped step; "
+                "resume will answer them as 'may or may not have run'"
+            )
 
     async def _stream(self, builder: StepBuilder) -> AsyncGenerator[AgentEvent, None]:
         """Stream into ``builder``, retrying failures that precede any output."""
@@ -120,12 +127,17 @@ class ModelStep:
                     raise
                 delay = (
                     retry_delay(self.retry, attempt, retry_after_of(err))
-                    if is_retryable(err) else None
+                    if is_retryable(err)
+                    else None
                 )
                 if delay is None:
                     raise
-                log.info("model request failed (%s); retry %d in %.2fs",
-                         type(err).__name__, attempt, delay)
+                log.info(
+                    "model request failed (%s); retry %d in %.2fs",
+                    type(err).__name__,
+                    attempt,
+                    delay,
+                )
                 yield RetryEvent(attempt, delay, str(err))
                 await asyncio.sleep(delay)
 

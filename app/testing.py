@@ -77,7 +77,10 @@ class ScriptedModel:
 
 
 def text_step(
-    text: str, stop: StopReason | str | None = StopReason.END_TURN, *, chunk: int = 0,
+    text: str,
+    stop: StopReason | str | None = StopReason.END_TURN,
+    *,
+    chunk: int = 0,
     usage: Usage | None = None,
 ) -> list[ModelEvent]:
     """A step that says ``text`` (in pieces of ``chunk`` characters if given) and stops."""

@@ -103,17 +103,21 @@ class ToolRound:
                 continue
             call = by_id[call_id]
             if task.cancelled() or task.exception() is not None:
-                answers.append(ToolMessage(
-                    call.id, call.name, text, success=False, outcome=ToolOutcome.CANCELLED
-                ))
+                answers.append(
+                    ToolMessage(
+                        call.id, call.name, text, success=False, outcome=ToolOutcome.CANCELLED
+                    )
+                )
             else:
                 answers.append(task.result())
         try:
             await self.state.save(answers)
         except Exception:
-            log.exception("could not save the answers of %d tool call(s) after the request "
-                          "stopped; resume will answer them as 'may or may not have run'",
-                          len(answers))
+            log.exception(
+                "could not save the answers of %d tool call(s) after the request "
+                "stopped; resume will answer them as 'may or may not have run'",
+                len(answers),
+            )
 
     async def call(self, call: ToolCall) -> ToolMessage:
         """Run one call (asking approval first if it has side effects); never raises for the
@@ -122,15 +126,19 @@ class ToolRound:
         if tool is None:
             known = ", ".join(sorted(self.tools)) or "none"
             return ToolMessage(
-                call.id, call.name,
+                call.id,
+                call.name,
                 f"There is no tool named {call.name!r}; the available tools are: {known}.",
-                success=False, outcome=ToolOutcome.FAILED,
+                success=False,
+                outcome=ToolOutcome.FAILED,
             )
         if tool.side_effects and self.approve is not None:
             if not await self.approve(call, tool):
-                return ToolMessage(call.id, call.name, DENIED_TOOL_TEXT, success=False,
-                                   outcome=ToolOutcome.DENIED)
+                return ToolMessage(
+                    call.id, call.name, DENIED_TOOL_TEXT, success=False, outcome=ToolOutcome.DENIED
+                )
         result = await tool.invoke(call)
         outcome = result.outcome or (ToolOutcome.DONE if result.success else ToolOutcome.FAILED)
-        return ToolMessage(call.id, call.name, result.content, success=result.success,
-                           outcome=outcome)
+        return ToolMessage(
+            call.id, call.name, result.content, success=result.success, outcome=outcome
+        )

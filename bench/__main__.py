@@ -31,22 +31,43 @@ FLAT = 2.0
 Row = dict[str, Any]
 
 
-def _row(figure: str, value: float, reference: float | None, unit: str, target: str,
-         met: bool | None, ref_label: str) -> Row:
+def _row(
+    figure: str,
+    value: float,
+    reference: float | None,
+    unit: str,
+    target: str,
+    met: bool | None,
+    ref_label: str,
+) -> Row:
     ratio = value / reference if reference else None
-    return {"figure": figure, "value": value, "reference": reference, "unit": unit,
-            "reference_is": ref_label, "ratio": ratio, "target": target, "met": met}
+    return {
+        "figure": figure,
+        "value": value,
+        "reference": reference,
+        "unit": unit,
+        "reference_is": ref_label,
+        "ratio": ratio,
+        "target": target,
+        "met": met,
+    }
 
 
 def _module_json(module: str, *args: str) -> Any:
     """Run ``python -m bench.<module> args`` (Qt figures get their own process) → its JSON."""
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
-    proc = subprocess.run([sys.executable, "-m", f"bench.{module}", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=1800)
+    proc = subprocess.run(
+        [sys.executable, "-m", f"bench.{module}", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     if proc.returncode:
         raise RuntimeError(f"bench.{module} failed:\n{proc.stderr[-3000:]}")
     out = proc.stdout
-    return json.loads(out[out.index("{"):])
+    return json.loads(out[out.index("{") :])
 
 
 def coldstart(quick: bool) -> tuple[list[Row], Any]:
@@ -54,9 +75,17 @@ def coldstart(quick: bool) -> tuple[list[Row], Any]:
 
     raw = measure(launches=5 if quick else 9)
     ratio = raw["ratio"]
-    return [_row(f"cold start to window shown (median of {raw['launches']})", raw["app_ms"],
-                 raw["bare_ms"], "ms", "≤ 1.5× bare", ratio <= 1.5,
-                 "bare PySide6 QMainWindow")], raw
+    return [
+        _row(
+            f"cold start to window shown (median of {raw['launches']})",
+            raw["app_ms"],
+            raw["bare_ms"],
+            "ms",
+            "≤ 1.5× bare",
+            ratio <= 1.5,
+            "bare PySide6 QMainWindow",
+        )
+    ], raw
 
 
 def streaming(quick: bool) -> tuple[list[Row], Any]:
@@ -65,10 +94,24 @@ def streaming(quick: bool) -> tuple[list[Row], Any]:
     app, ref = raw["app"], raw["httpx_sse"]
     label = "httpx + httpx-sse, discarded"
     return [
-        _row(f"stream {tokens:,} tokens: rate", app["tokens_per_s"], ref["tokens_per_s"],
-             "tok/s", "(info)", None, label),
-        _row(f"stream {tokens:,} tokens: longest loop stall", app["longest_stall_ms"],
-             ref["longest_stall_ms"], "ms", "≤ 50 ms", app["longest_stall_ms"] <= 50, label),
+        _row(
+            f"stream {tokens:,} tokens: rate",
+            app["tokens_per_s"],
+            ref["tokens_per_s"],
+            "tok/s",
+            "(info)",
+            None,
+            label,
+        ),
+        _row(
+            f"stream {tokens:,} tokens: longest loop stall",
+            app["longest_stall_ms"],
+            ref["longest_stall_ms"],
+            "ms",
+            "≤ 50 ms",
+            app["longest_stall_ms"] <= 50,
+            label,
+        ),
     ], raw
 
 
@@ -82,9 +125,17 @@ def provider_rates(quick: bool) -> tuple[list[Row], Any]:
     for protocol in ("openai", "anthropic"):
         top = results[(protocol, "simulator")]
         for name in ("provider", "parser"):
-            rows.append(_row(f"{protocol}: {tokens:,} tokens through the {name}",
-                             results[(protocol, name)], top, "tok/s", "(info)", None,
-                             "simulator read by a bare socket"))
+            rows.append(
+                _row(
+                    f"{protocol}: {tokens:,} tokens through the {name}",
+                    results[(protocol, name)],
+                    top,
+                    "tok/s",
+                    "(info)",
+                    None,
+                    "simulator read by a bare socket",
+                )
+            )
     return rows, raw
 
 
@@ -94,9 +145,17 @@ def render(quick: bool) -> tuple[list[Row], Any]:
     rows = []
     for length in ("1000", "10000", "100000"):
         ratio = raw[length]["ratio_vs_1k"]
-        rows.append(_row(f"render one delta, message {int(length) // 1000}k chars",
-                         raw[length]["median_ms"], base, "ms", f"flat (≤ {FLAT:g}× 1k)",
-                         ratio <= FLAT, "same at 1k chars"))
+        rows.append(
+            _row(
+                f"render one delta, message {int(length) // 1000}k chars",
+                raw[length]["median_ms"],
+                base,
+                "ms",
+                f"flat (≤ {FLAT:g}× 1k)",
+                ratio <= FLAT,
+                "same at 1k chars",
+            )
+        )
     return rows, raw
 
 
@@ -105,8 +164,17 @@ def markdown_worst(quick: bool) -> tuple[list[Row], Any]:
     rows = []
     for name, figures in raw.items():
         worst = figures["worst_frame_ms"]
-        rows.append(_row(f"worst frame streaming 200 KB of {name!r}", worst, None, "ms",
-                         "≤ 50 ms", worst <= 50 and figures["complete"], "(absolute)"))
+        rows.append(
+            _row(
+                f"worst frame streaming 200 KB of {name!r}",
+                worst,
+                None,
+                "ms",
+                "≤ 50 ms",
+                worst <= 50 and figures["complete"],
+                "(absolute)",
+            )
+        )
     return rows, raw
 
 
@@ -118,10 +186,24 @@ def open_conversation(quick: bool) -> tuple[list[Row], Any]:
     big, small = raw[str(messages)], raw["100"]
     label = "100-message conversation"
     return [
-        _row(f"open {messages:,}-message conversation: first paint", big["first_paint_ms"],
-             small["first_paint_ms"], "ms", "≤ 150 ms", big["first_paint_ms"] <= 150, label),
-        _row(f"open {messages:,}-message conversation: RSS growth", big["rss_growth_mb"],
-             small["rss_growth_mb"], "MiB", "≤ 100 MB", big["rss_growth_mb"] <= 100, label),
+        _row(
+            f"open {messages:,}-message conversation: first paint",
+            big["first_paint_ms"],
+            small["first_paint_ms"],
+            "ms",
+            "≤ 150 ms",
+            big["first_paint_ms"] <= 150,
+            label,
+        ),
+        _row(
+            f"open {messages:,}-message conversation: RSS growth",
+            big["rss_growth_mb"],
+            small["rss_growth_mb"],
+            "MiB",
+            "≤ 100 MB",
+            big["rss_growth_mb"] <= 100,
+            label,
+        ),
     ], raw
 
 
@@ -130,9 +212,17 @@ def resume_point(quick: bool) -> tuple[list[Row], Any]:
 
     raw = asyncio.run(measure(repeats=40 if quick else 200))
     big, small = raw["100000"]["median_ms"], raw["1000"]["median_ms"]
-    return [_row("resume_point() on 100k messages", big, small, "ms",
-                 f"≤ 5 ms, flat (≤ {FLAT:g}× 1k)", big <= 5 and big / small <= FLAT,
-                 "same on 1k messages")], raw
+    return [
+        _row(
+            "resume_point() on 100k messages",
+            big,
+            small,
+            "ms",
+            f"≤ 5 ms, flat (≤ {FLAT:g}× 1k)",
+            big <= 5 and big / small <= FLAT,
+            "same on 1k messages",
+        )
+    ], raw
 
 
 def store(quick: bool) -> tuple[list[Row], Any]:
@@ -144,17 +234,34 @@ def store(quick: bool) -> tuple[list[Row], Any]:
     if not sdk:
         raise RuntimeError("openai-agents is not installed (the bench extra)")
     rows = []
-    for key, sync, judged in (("continuum_full", "FULL", True),
-                              ("continuum_normal", "NORMAL", False)):
+    for key, sync, judged in (
+        ("continuum_full", "FULL", True),
+        ("continuum_normal", "NORMAL", False),
+    ):
         ours = raw[key]
         label = "Agents SDK SQLiteSession (WAL, FULL)"
-        rows.append(_row(f"store: append {n:,} one by one, synchronous={sync}",
-                         ours["append_s"] * 1000, sdk["append_s"] * 1000, "ms",
-                         "≤ 1.0× SDK" if judged else "(info)",
-                         ours["append_s"] <= sdk["append_s"] if judged else None, label))
-        rows.append(_row(f"store: load {n:,}, synchronous={sync}", ours["load_s"] * 1000,
-                         sdk["load_s"] * 1000, "ms", "≤ 1.0× SDK" if judged else "(info)",
-                         ours["load_s"] <= sdk["load_s"] if judged else None, label))
+        rows.append(
+            _row(
+                f"store: append {n:,} one by one, synchronous={sync}",
+                ours["append_s"] * 1000,
+                sdk["append_s"] * 1000,
+                "ms",
+                "≤ 1.0× SDK" if judged else "(info)",
+                ours["append_s"] <= sdk["append_s"] if judged else None,
+                label,
+            )
+        )
+        rows.append(
+            _row(
+                f"store: load {n:,}, synchronous={sync}",
+                ours["load_s"] * 1000,
+                sdk["load_s"] * 1000,
+                "ms",
+                "≤ 1.0× SDK" if judged else "(info)",
+                ours["load_s"] <= sdk["load_s"] if judged else None,
+                label,
+            )
+        )
     return rows, raw
 
 
@@ -182,13 +289,22 @@ def _fmt(value: float | None) -> str:
 
 def table(rows: list[Row]) -> str:
     head = ("figure", "value", "reference", "ratio", "SPEC target", "met?")
-    lines = [[r["figure"], f"{_fmt(r['value'])} {r['unit']}",
-              f"{_fmt(r['reference'])} {r['unit']}" if r["reference"] is not None else "—",
-              f"{r['ratio']:.2f}×" if r["ratio"] is not None else "—", r["target"],
-              {True: "yes", False: "NO", None: "—"}[r["met"]]] for r in rows]
+    lines = [
+        [
+            r["figure"],
+            f"{_fmt(r['value'])} {r['unit']}",
+            f"{_fmt(r['reference'])} {r['unit']}" if r["reference"] is not None else "—",
+            f"{r['ratio']:.2f}×" if r["ratio"] is not None else "—",
+            r["target"],
+            {True: "yes", False: "NO", None: "—"}[r["met"]],
+        ]
+        for r in rows
+    ]
     widths = [max(len(str(x)) for x in col) for col in zip(head, *lines, strict=False)]
-    out = ["  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)),
-           "  ".join("-" * w for w in widths)]
+    out = [
+        "  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)),
+        "  ".join("-" * w for w in widths),
+    ]
     out += ["  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)) for line in lines]
     return "\n".join(out)
 
@@ -196,8 +312,9 @@ def table(rows: list[Row]) -> str:
 def _git() -> dict[str, Any]:
     def run(*args: str) -> str:
         try:
-            return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True,
-                                  timeout=10).stdout.strip()
+            return subprocess.run(
+                ["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=10
+            ).stdout.strip()
         except OSError:
             return ""
 
@@ -205,11 +322,19 @@ def _git() -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--quick", action="store_true", help="smaller sizes: a smoke run")
-    parser.add_argument("--only", action="append", choices=sorted(FIGURES), metavar="NAME",
-                        help=f"run only this figure (repeatable): {', '.join(FIGURES)}")
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=sorted(FIGURES),
+        metavar="NAME",
+        help=f"run only this figure (repeatable): {', '.join(FIGURES)}",
+    )
     parser.add_argument("--no-save", action="store_true", help="do not write the JSON file")
     args = parser.parse_args(argv)
     names = args.only or list(FIGURES)
@@ -232,13 +357,21 @@ def main(argv: list[str] | None = None) -> int:
         print(f"FAILED {name}: {error.splitlines()[0]}")
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     report = {
-        "timestamp": stamp, "quick": args.quick, "figures": names,
-        "seconds": time.perf_counter() - started, "git": _git(),
-        "python": sys.version.split()[0], "platform": platform.platform(),
-        "cpus": os.cpu_count(), "rows": rows, "errors": errors, "raw": raw,
+        "timestamp": stamp,
+        "quick": args.quick,
+        "figures": names,
+        "seconds": time.perf_counter() - started,
+        "git": _git(),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "rows": rows,
+        "errors": errors,
+        "raw": raw,
     }
     try:
         from PySide6 import __version__ as pyside
+
         report["pyside6"] = pyside
     except ImportError:
         pass

@@ -90,7 +90,9 @@ def simulator_process(default_spec: str) -> Iterator[str]:
     yields its OpenAI-compatible base URL."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "app.simulator", "--port", "0", "--default", default_spec],
-        stdout=subprocess.PIPE, text=True)
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout is not None
         url = ""

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-_WORDS = ("the model reads every message of the conversation before it answers and the "
-          "store keeps each one safe on disk so a crash loses nothing a person typed "
-          "while `resume_point()` decides what to do next with **bold** and *emphasis*").split()
+_WORDS = (
+    "the model reads every message of the conversation before it answers and the "
+    "store keeps each one safe on disk so a crash loses nothing a person typed "
+    "while `resume_point()` decides what to do next with **bold** and *emphasis*"
+).split()
 
 _BLOCKS = (
     "{p}\n\n",

@@ -26,8 +26,14 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _launch(args: list[str], env: dict[str, str]) -> float:
     started = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "bench._start", *args], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bench._start", *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     assert proc.stdout is not None
     line = proc.stdout.readline()
     elapsed = time.perf_counter() - started
@@ -50,10 +56,14 @@ def measure(launches: int = 7) -> dict[str, Any]:
             bare_s.append(_launch(bare_args, env))
             app_s.append(_launch(app_args, env))
     app_ms, bare_ms = statistics.median(app_s) * 1000, statistics.median(bare_s) * 1000
-    return {"launches": launches, "app_ms": app_ms, "bare_ms": bare_ms,
-            "ratio": app_ms / bare_ms,
-            "app_samples_ms": [s * 1000 for s in app_s],
-            "bare_samples_ms": [s * 1000 for s in bare_s]}
+    return {
+        "launches": launches,
+        "app_ms": app_ms,
+        "bare_ms": bare_ms,
+        "ratio": app_ms / bare_ms,
+        "app_samples_ms": [s * 1000 for s in app_s],
+        "bare_samples_ms": [s * 1000 for s in bare_s],
+    }
 
 
 def main() -> None:

@@ -21,19 +21,33 @@ from typing import Any
 
 from bench import _qt  # noqa: F401  (sets the offscreen platform)
 
-PATTERNS = {"![": "![", "[": "[", "*": "*", "backticks": "`", "nested >": "> ",
-            "*a": "*a", "<a": "<a",
-            # Block-level: one short line after another, no blank line (one growing block).
-            "star-lines": "*\n", "dash-lines": "- \n", "numbered-lines": "1.\n",
-            "bracket-lines": "[\n", "quote-lines": "> \n"}
+PATTERNS = {
+    "![": "![",
+    "[": "[",
+    "*": "*",
+    "backticks": "`",
+    "nested >": "> ",
+    "*a": "*a",
+    "<a": "<a",
+    # Block-level: one short line after another, no blank line (one growing block).
+    "star-lines": "*\n",
+    "dash-lines": "- \n",
+    "numbered-lines": "1.\n",
+    "bracket-lines": "[\n",
+    "quote-lines": "> \n",
+}
 
 
 def _hostile(unit: str, chars: int) -> str:
     return (unit * (chars // len(unit) + 1))[:chars]
 
 
-def measure(chars: int = 200_000, piece: int = 2_000, max_seconds: float = 60.0,
-            names: list[str] | None = None) -> dict[str, Any]:
+def measure(
+    chars: int = 200_000,
+    piece: int = 2_000,
+    max_seconds: float = 60.0,
+    names: list[str] | None = None,
+) -> dict[str, Any]:
     from PySide6.QtWidgets import QApplication
 
     from ui.transcript import TranscriptModel, TranscriptView
@@ -72,7 +86,7 @@ def measure(chars: int = 200_000, piece: int = 2_000, max_seconds: float = 60.0,
         began = time.perf_counter()
         for start in range(0, len(text), piece):
             started = time.perf_counter()
-            model.append_delta(text[start:start + piece])
+            model.append_delta(text[start : start + piece])
             model.flush()
             settle(view)
             took = time.perf_counter() - started
@@ -95,10 +109,14 @@ def measure(chars: int = 200_000, piece: int = 2_000, max_seconds: float = 60.0,
         settle(view2)
         reopen = time.perf_counter() - started
         view2.close()
-        results[name] = {"worst_frame_ms": worst * 1000, "worst_at_chars": worst_at,
-                         "frames": frames,
-                         "streamed_chars": min(frames * piece, len(text)),
-                         "complete": complete, "reopen_ms": reopen * 1000}
+        results[name] = {
+            "worst_frame_ms": worst * 1000,
+            "worst_at_chars": worst_at,
+            "frames": frames,
+            "streamed_chars": min(frames * piece, len(text)),
+            "complete": complete,
+            "reopen_ms": reopen * 1000,
+        }
     return results
 
 

@@ -54,7 +54,7 @@ async def prepare(folder: Path, n: int) -> None:
     store = services.storage.storage
     messages = conversation(n)
     for start in range(0, n, 2_000):
-        await store.append_many(SESSION, "bench", messages[start:start + 2_000])
+        await store.append_many(SESSION, "bench", messages[start : start + 2_000])
     await services.close()
 
 
@@ -80,8 +80,9 @@ async def open_once(folder: Path) -> dict[str, float]:
         def eventFilter(self, obj: QObject, event: QEvent) -> bool:
             if event.type() == QEvent.Type.Paint and model.rowCount() and not painted.done():
                 # Fires on the loop turn after this paint has been drawn.
-                QTimer.singleShot(0, lambda: painted.done() or painted.set_result(
-                    time.perf_counter()))
+                QTimer.singleShot(
+                    0, lambda: painted.done() or painted.set_result(time.perf_counter())
+                )
             return False
 
     watch = PaintWatch()
@@ -97,15 +98,22 @@ async def open_once(folder: Path) -> dict[str, float]:
     window.close()
     if window._closed is not None:
         await asyncio.wait_for(window._closed, 15)
-    return {"first_paint_ms": first_paint * 1000, "rss_growth_mb": rss_painted - rss_before,
-            "rss_growth_settled_mb": rss_settled - rss_before, "rows": rows}
+    return {
+        "first_paint_ms": first_paint * 1000,
+        "rss_growth_mb": rss_painted - rss_before,
+        "rss_growth_settled_mb": rss_settled - rss_before,
+        "rows": rows,
+    }
 
 
 def _child(mode: str, folder: Path, n: int) -> dict[str, Any]:
     proc = subprocess.run(
         [sys.executable, "-m", "bench.open_conversation", mode, str(folder), str(n)],
-        env=dict(os.environ, QT_QPA_PLATFORM="offscreen"), capture_output=True, text=True,
-        timeout=600)
+        env=dict(os.environ, QT_QPA_PLATFORM="offscreen"),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     if proc.returncode:
         raise RuntimeError(f"{mode} {n} failed:\n{proc.stderr[-3000:]}")
     result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -124,8 +132,9 @@ def measure(messages: int = 10_000, small: int = 100, repeats: int = 3) -> dict[
             results[str(n)] = {
                 "first_paint_ms": runs[len(runs) // 2]["first_paint_ms"],
                 "rss_growth_mb": sorted(r["rss_growth_mb"] for r in runs)[len(runs) // 2],
-                "rss_growth_settled_mb": sorted(
-                    r["rss_growth_settled_mb"] for r in runs)[len(runs) // 2],
+                "rss_growth_settled_mb": sorted(r["rss_growth_settled_mb"] for r in runs)[
+                    len(runs) // 2
+                ],
                 "rows": best["rows"],
                 "runs": runs,
             }

@@ -48,7 +48,7 @@ def measure(deltas: int = 60) -> dict[str, Any]:
         # Built block by block, as a stream delivers it (finished blocks become chunks).
         text = markdown_text(length, seed=length)
         for start in range(0, len(text), 400):
-            model.append_delta(text[start:start + 400])
+            model.append_delta(text[start : start + 400])
             model.flush()
             settle()
         samples = []

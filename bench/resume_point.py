@@ -53,8 +53,9 @@ async def measure(repeats: int = 200) -> dict[str, Any]:
                 await store.append_many(f"s{size}", "bench", messages[start : start + 5_000])
         results: dict[str, Any] = {}
         for size in SIZES:
-            agent = await Agent.create(ScriptedModel(), AgentRunConfig(f"s{size}"),
-                                       extensions=[ext])
+            agent = await Agent.create(
+                ScriptedModel(), AgentRunConfig(f"s{size}"), extensions=[ext]
+            )
             await agent.resume_point()  # warm the page cache like a user reopening the app
             samples = []
             for _ in range(repeats):
@@ -80,8 +81,10 @@ def main() -> None:
     results = asyncio.run(measure(args.repeats))
     print(f"{'messages':>10} {'median ms':>10} {'p95 ms':>8} {'ratio':>6}")
     for size, row in results.items():
-        print(f"{size:>10} {row['median_ms']:>10.3f} {row['p95_ms']:>8.3f} "
-              f"{row['ratio_vs_100']:>6.2f}")
+        print(
+            f"{size:>10} {row['median_ms']:>10.3f} {row['p95_ms']:>8.3f} "
+            f"{row['ratio_vs_100']:>6.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -75,12 +75,16 @@ async def measure(n: int = 10_000, rounds: int = 2) -> dict[str, Any]:
                     runs[key].append(await _ours(folder, n, key.rsplit("_", 1)[1]))
     results: dict[str, Any] = {"messages": n, "rounds": rounds}
     for key, samples in runs.items():
-        results[key] = {
-            "append_s": min(s["append_s"] for s in samples),
-            "load_s": min(s["load_s"] for s in samples),
-            "append_runs_s": [s["append_s"] for s in samples],
-            "load_runs_s": [s["load_s"] for s in samples],
-        } if samples else None
+        results[key] = (
+            {
+                "append_s": min(s["append_s"] for s in samples),
+                "load_s": min(s["load_s"] for s in samples),
+                "append_runs_s": [s["append_s"] for s in samples],
+                "load_runs_s": [s["load_s"] for s in samples],
+            }
+            if samples
+            else None
+        )
     reference = None if sdk_missing else results["openai_agents_sqlite_session"]
     if reference:
         for key in ("continuum_full", "continuum_normal"):

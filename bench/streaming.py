@@ -32,21 +32,24 @@ async def _reference(base_url: str, tokens: int) -> dict[str, float]:
     from httpx_sse import aconnect_sse
 
     probe = StallProbe()
-    body = {"model": "sim-echo", "stream": True,
-            "messages": [{"role": "user", "content": "go"}]}
+    body = {"model": "sim-echo", "stream": True, "messages": [{"role": "user", "content": "go"}]}
     async with httpx.AsyncClient(timeout=None) as client:
         probe.start()
         started = time.perf_counter()
         events = 0
-        async with aconnect_sse(client, "POST", base_url + "/chat/completions",
-                                json=body) as source:
+        async with aconnect_sse(
+            client, "POST", base_url + "/chat/completions", json=body
+        ) as source:
             async for _event in source.aiter_sse():
                 events += 1
         elapsed = time.perf_counter() - started
         probe.stop()
     assert events >= tokens, (events, tokens)
-    return {"tokens_per_s": tokens / elapsed, "seconds": elapsed,
-            "longest_stall_ms": probe.longest_ms}
+    return {
+        "tokens_per_s": tokens / elapsed,
+        "seconds": elapsed,
+        "longest_stall_ms": probe.longest_ms,
+    }
 
 
 async def _app(base_url: str, tokens: int) -> dict[str, float]:
@@ -57,15 +60,15 @@ async def _app(base_url: str, tokens: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         services = AppServices(Path(tmp))
         await services.open()
-        services.save_settings(Settings(provider_kind="openai", base_url=base_url,
-                                        model="sim-echo"))
+        services.save_settings(
+            Settings(provider_kind="openai", base_url=base_url, model="sim-echo")
+        )
         window = MainWindow(services)
         window.show()
         await window.apply_settings()
         await asyncio.sleep(0.2)  # let the shown window settle
         finished: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        window.controller.runFinished.connect(
-            lambda: finished.done() or finished.set_result(None))
+        window.controller.runFinished.connect(lambda: finished.done() or finished.set_result(None))
         probe = StallProbe()
         probe.start()
         started = time.perf_counter()
@@ -86,19 +89,30 @@ async def _app(base_url: str, tokens: int) -> dict[str, float]:
         else:
             await services.close()
     if words != tokens:
-        raise RuntimeError(f"the transcript shows {words} words, expected {tokens}; "
-                           f"last error: {window.controller.last_error}")
-    return {"tokens_per_s": tokens / elapsed, "seconds": elapsed,
-            "longest_stall_ms": probe.longest_ms, "chars": len(text)}
+        raise RuntimeError(
+            f"the transcript shows {words} words, expected {tokens}; "
+            f"last error: {window.controller.last_error}"
+        )
+    return {
+        "tokens_per_s": tokens / elapsed,
+        "seconds": elapsed,
+        "longest_stall_ms": probe.longest_ms,
+        "chars": len(text),
+    }
 
 
 def measure(tokens: int = 20_000) -> dict[str, Any]:
     with simulator_process(f"tokens={tokens}") as base_url:
+
         async def both() -> dict[str, Any]:
             reference = await _reference(base_url, tokens)
             app = await _app(base_url, tokens)
-            return {"tokens": tokens, "app": app, "httpx_sse": reference,
-                    "rate_ratio": app["tokens_per_s"] / reference["tokens_per_s"]}
+            return {
+                "tokens": tokens,
+                "app": app,
+                "httpx_sse": reference,
+                "rate_ratio": app["tokens_per_s"] / reference["tokens_per_s"],
+            }
 
         result: dict[str, Any] = run_qt(both)
     return result

@@ -21,16 +21,19 @@ def write_file(path: str, text: str) -> str:
 
 async def main(base_url: str = "http://127.0.0.1:11434/v1", model: str = "llama3.2") -> None:
     storage = SQLiteSessionExtension("chats.sqlite")
-    agent = await Agent.create(OpenAICompatibleModel(base_url, model),
-                               config=AgentRunConfig("my-session"), tools=[write_file],
-                               extensions=[storage])
+    agent = await Agent.create(
+        OpenAICompatibleModel(base_url, model),
+        config=AgentRunConfig("my-session"),
+        tools=[write_file],
+        extensions=[storage],
+    )
     try:
         reply = await agent.run("Refactor the parser")
     except Exception:
-        if (point := await agent.resume_point()) is None:   # reads the tail, writes nothing
+        if (point := await agent.resume_point()) is None:  # reads the tail, writes nothing
             raise
         print(point.kind, point.description)
-        reply = await agent.resume()                          # never re-runs a tool
+        reply = await agent.resume()  # never re-runs a tool
     print(reply.content)
 
 

@@ -15,9 +15,7 @@ _real_connect = socket.socket.connect
 
 def _loopback_only(self: socket.socket, address: object) -> None:
     host = address[0] if isinstance(address, tuple) else None
-    if host is not None and not (
-        str(host).startswith("127.") or host in ("localhost", "::1")
-    ):
+    if host is not None and not (str(host).startswith("127.") or host in ("localhost", "::1")):
         raise ConnectionRefusedError(f"tests may only connect to loopback, not {host!r}")
     return _real_connect(self, address)  # type: ignore[arg-type]
 

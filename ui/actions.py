@@ -33,28 +33,32 @@ _Key = QKeySequence.StandardKey
 
 #: (menu title, entries); ``None`` is a separator.
 MENUS: tuple[tuple[str, tuple[ActionSpec | None, ...]], ...] = (
-    ("&File", (
-        ActionSpec("newAction", "&New conversation", _Key.New),
-        SEPARATOR,
-        ActionSpec("exportMarkdownAction", "Export as &Markdown…"),
-        ActionSpec("exportJsonAction", "Export as &JSON…"),
-        SEPARATOR,
-        ActionSpec("settingsAction", "&Settings…", "Ctrl+,"),
-        SEPARATOR,
-        # Shortcuts set in build_menus: Qt's Quit binding is empty on some key schemes.
-        ActionSpec("quitAction", "&Quit"),
-    )),
-    ("&Edit", (
-        ActionSpec("findAction", "&Search conversations", _Key.Find),
-    )),
-    ("&Conversation", (
-        ActionSpec("stopAction", "&Stop answer"),
-        ActionSpec("renameAction", "&Rename…", "F2"),
-        ActionSpec("deleteAction", "&Delete…"),
-        SEPARATOR,
-        ActionSpec("workspaceAction", "&Workspace folder…"),
-        ActionSpec("noWorkspaceAction", "&No workspace folder"),
-    )),
+    (
+        "&File",
+        (
+            ActionSpec("newAction", "&New conversation", _Key.New),
+            SEPARATOR,
+            ActionSpec("exportMarkdownAction", "Export as &Markdown…"),
+            ActionSpec("exportJsonAction", "Export as &JSON…"),
+            SEPARATOR,
+            ActionSpec("settingsAction", "&Settings…", "Ctrl+,"),
+            SEPARATOR,
+            # Shortcuts set in build_menus: Qt's Quit binding is empty on some key schemes.
+            ActionSpec("quitAction", "&Quit"),
+        ),
+    ),
+    ("&Edit", (ActionSpec("findAction", "&Search conversations", _Key.Find),)),
+    (
+        "&Conversation",
+        (
+            ActionSpec("stopAction", "&Stop answer"),
+            ActionSpec("renameAction", "&Rename…", "F2"),
+            ActionSpec("deleteAction", "&Delete…"),
+            SEPARATOR,
+            ActionSpec("workspaceAction", "&Workspace folder…"),
+            ActionSpec("noWorkspaceAction", "&No workspace folder"),
+        ),
+    ),
 )
 
 
@@ -65,13 +69,16 @@ def action_names() -> list[str]:
 
 def _ignoring_checked(slot: Callable[[], object]) -> Callable[[bool], None]:
     """``triggered`` passes ``checked``; the window's slots take no argument."""
+
     def run(_checked: bool = False) -> None:
         slot()
+
     return run
 
 
-def build_menus(window: QMainWindow,
-                slots: Mapping[str, Callable[[], object]]) -> dict[str, QAction]:
+def build_menus(
+    window: QMainWindow, slots: Mapping[str, Callable[[], object]]
+) -> dict[str, QAction]:
     """Fill ``window``'s menu bar from :data:`MENUS`; returns the actions by object name.
 
     ``slots`` names what each action does; a missing or unknown name is a programming error
@@ -81,8 +88,9 @@ def build_menus(window: QMainWindow,
     missing = sorted(set(names) - set(slots))
     unknown = sorted(set(slots) - set(names))
     if missing or unknown:
-        raise ValueError(f"menu slots do not match the actions: missing {missing}, "
-                         f"unknown {unknown}")
+        raise ValueError(
+            f"menu slots do not match the actions: missing {missing}, unknown {unknown}"
+        )
     actions: dict[str, QAction] = {}
     bar = window.menuBar()
     for title, entries in MENUS:
@@ -100,5 +108,6 @@ def build_menus(window: QMainWindow,
             actions[spec.name] = action
     # Qt's Quit binding is empty on the Windows key scheme (also offscreen): keep Ctrl+Q.
     actions["quitAction"].setShortcuts(
-        QKeySequence.keyBindings(QKeySequence.StandardKey.Quit) or [QKeySequence("Ctrl+Q")])
+        QKeySequence.keyBindings(QKeySequence.StandardKey.Quit) or [QKeySequence("Ctrl+Q")]
+    )
     return actions

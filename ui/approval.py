@@ -47,9 +47,15 @@ PREVIEW_CHARS = 4000
 ARM_MS = 500
 ALLOW_ONCE_KEYS = "Ctrl+Shift+A"
 DENY_KEYS = "Ctrl+Shift+D"
-_PRESSES = frozenset({QEvent.Type.MouseButtonPress, QEvent.Type.MouseButtonDblClick,
-                      QEvent.Type.MouseButtonRelease,
-                      QEvent.Type.KeyPress, QEvent.Type.KeyRelease})
+_PRESSES = frozenset(
+    {
+        QEvent.Type.MouseButtonPress,
+        QEvent.Type.MouseButtonDblClick,
+        QEvent.Type.MouseButtonRelease,
+        QEvent.Type.KeyPress,
+        QEvent.Type.KeyRelease,
+    }
+)
 
 
 def describe_call(call: ToolCall) -> str:
@@ -60,7 +66,8 @@ def describe_call(call: ToolCall) -> str:
         diff = difflib.unified_diff(
             str(args["old_text"]).splitlines(keepends=True),
             str(args["new_text"]).splitlines(keepends=True),
-            fromfile=f"a/{path}", tofile=f"b/{path}",
+            fromfile=f"a/{path}",
+            tofile=f"b/{path}",
         )
         text = "".join(line if line.endswith("\n") else line + "\n" for line in diff)
         return text[:PREVIEW_CHARS]
@@ -80,8 +87,10 @@ class ApprovalCard(QFrame):
         self.setObjectName("approvalCard")
         self.setAccessibleName("Tool approval")
         self.setFrameShape(QFrame.Shape.StyledPanel)
-        self.setStyleSheet("QFrame#approvalCard { background: rgba(142, 36, 170, 28); "
-                           "border: 1px solid rgba(142, 36, 170, 150); border-radius: 6px; }")
+        self.setStyleSheet(
+            "QFrame#approvalCard { background: rgba(142, 36, 170, 28); "
+            "border: 1px solid rgba(142, 36, 170, 150); border-radius: 6px; }"
+        )
         self.title = QLabel()
         self.title.setObjectName("approvalTitle")
         self.title.setWordWrap(True)
@@ -94,13 +103,18 @@ class ApprovalCard(QFrame):
         mono.setStyleHint(QFont.StyleHint.TypeWriter)
         self.details.setFont(mono)
         self.allow_once_button = self._button(
-            f"Allow once ({ALLOW_ONCE_KEYS})", "approveOnceButton",
-            f"Run this call once. Shortcut: {ALLOW_ONCE_KEYS}")
+            f"Allow once ({ALLOW_ONCE_KEYS})",
+            "approveOnceButton",
+            f"Run this call once. Shortcut: {ALLOW_ONCE_KEYS}",
+        )
         self.allow_conversation_button = self._button(
-            "Allow for this conversation", "approveConversationButton",
-            "Run this tool without asking again in this conversation (click only)")
+            "Allow for this conversation",
+            "approveConversationButton",
+            "Run this tool without asking again in this conversation (click only)",
+        )
         self.deny_button = self._button(
-            f"Deny ({DENY_KEYS})", "denyButton", f"Do not run it. Shortcut: {DENY_KEYS}")
+            f"Deny ({DENY_KEYS})", "denyButton", f"Do not run it. Shortcut: {DENY_KEYS}"
+        )
         self.allow_once_shortcut = self._shortcut(ALLOW_ONCE_KEYS, ApprovalDecision.ALLOW_ONCE)
         self.deny_shortcut = self._shortcut(DENY_KEYS, ApprovalDecision.DENY)
         self._arm_timer = QTimer(self)
@@ -119,10 +133,10 @@ class ApprovalCard(QFrame):
         layout.addWidget(self.title)
         layout.addWidget(self.details)
         layout.addLayout(buttons)
-        self.allow_once_button.clicked.connect(
-            lambda: self._answer(ApprovalDecision.ALLOW_ONCE))
+        self.allow_once_button.clicked.connect(lambda: self._answer(ApprovalDecision.ALLOW_ONCE))
         self.allow_conversation_button.clicked.connect(
-            lambda: self._answer(ApprovalDecision.ALLOW_CONVERSATION))
+            lambda: self._answer(ApprovalDecision.ALLOW_CONVERSATION)
+        )
         self.deny_button.clicked.connect(lambda: self._answer(ApprovalDecision.DENY))
         self._queue: list[tuple[ToolCall, asyncio.Future[ApprovalDecision]]] = []
         self.hide()
@@ -198,8 +212,11 @@ class ApprovalCard(QFrame):
             self.details.setPlainText(describe_call(call))
             # A button held down since the previous question must not click this one when the
             # mouse is released: a button that is not down ignores the release.
-            for button in (self.allow_once_button, self.allow_conversation_button,
-                           self.deny_button):
+            for button in (
+                self.allow_once_button,
+                self.allow_conversation_button,
+                self.deny_button,
+            ):
                 button.setDown(False)
             self._set_armed(False)
             self._arm_timer.start()

@@ -128,8 +128,9 @@ class Composer(QWidget):
         """Keep a very large paste beside the editor; it is sent with the next message."""
         self.pasted = text
         lines = text.count("\n") + 1
-        self.attachment.setText(f"📎 Pasted text: {len(text):,} characters, {lines:,} lines "
-                                "— sent with your message")
+        self.attachment.setText(
+            f"📎 Pasted text: {len(text):,} characters, {lines:,} lines — sent with your message"
+        )
         self.attachment.show()
         self.remove_attachment.show()
 

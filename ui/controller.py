@@ -52,8 +52,10 @@ def background_failure(error: Exception) -> str:
         return str(error) or type(error).__name__
     log.error("background action failed with an internal error", exc_info=error)
     where = log_location()
-    return (f"Continuum hit an internal error ({type(error).__name__}); the details are in "
-            f"{'the log at ' + where if where else 'its log'}. Nothing was lost.")
+    return (
+        f"Continuum hit an internal error ({type(error).__name__}); the details are in "
+        f"{'the log at ' + where if where else 'its log'}. Nothing was lost."
+    )
 
 
 def title_from(text: str) -> str:
@@ -77,8 +79,9 @@ class ConversationController(QObject):
     # card resolves the future. Cancelling the request cancels the future.
     approvalRequested = Signal(object, object)
 
-    def __init__(self, services: AppServices, model: TranscriptModel,
-                 parent: QObject | None = None) -> None:
+    def __init__(
+        self, services: AppServices, model: TranscriptModel, parent: QObject | None = None
+    ) -> None:
         super().__init__(parent)
         self.services = services
         self.model = model
@@ -141,8 +144,9 @@ class ConversationController(QObject):
 
     # --- tool approval ---------------------------------------------------------------------
 
-    async def _approve(self, session_id: str, call: ToolCall,
-                       tool: FunctionTool) -> ApprovalDecision:
+    async def _approve(
+        self, session_id: str, call: ToolCall, tool: FunctionTool
+    ) -> ApprovalDecision:
         """Ask the person about ``call`` (the services made "awaiting" durable already).
 
         Awaits the approval card's answer; Stop cancels the request, which cancels this wait
@@ -272,8 +276,9 @@ class ConversationController(QObject):
         settings = self.services.settings
         if name and name != settings.model:
             recent = (name, *[m for m in settings.recent_models if m != name])[:20]
-            self.services.save_settings(dataclasses.replace(
-                settings, model=name, recent_models=recent))
+            self.services.save_settings(
+                dataclasses.replace(settings, model=name, recent_models=recent)
+            )
             await self.services.configure_model()
             self.statusMessage.emit(f"Using {name}")
 
@@ -357,7 +362,8 @@ class ConversationController(QObject):
             # Tenths: a 0.2 s Retry-After must not read "trying again in 0 s".
             delay = f"{event.delay:.1f}".removesuffix(".0")
             self.statusMessage.emit(
-                f"{event.error} — trying again in {delay} s (attempt {event.attempt})")
+                f"{event.error} — trying again in {delay} s (attempt {event.attempt})"
+            )
         elif isinstance(event, RunStartedEvent):
             if event.resume_kind is ResumeKind.CONTINUE_RESPONSE:
                 model.continue_joined()

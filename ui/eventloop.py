@@ -21,8 +21,9 @@ __all__ = ["ContinuumEventLoop"]
 class ContinuumEventLoop(qasync.QEventLoop):  # type: ignore[misc]
     def run_forever(self) -> Any:
         previous = sys.get_asyncgen_hooks()
-        sys.set_asyncgen_hooks(firstiter=self._asyncgen_firstiter_hook,
-                               finalizer=self._asyncgen_finalizer_hook)
+        sys.set_asyncgen_hooks(
+            firstiter=self._asyncgen_firstiter_hook, finalizer=self._asyncgen_finalizer_hook
+        )
         try:
             return super().run_forever()
         finally:

@@ -55,9 +55,11 @@ class ExportFormat(enum.StrEnum):
 
 def provider_words(provider_kind: str | None, base_url: str) -> str:
     """The provider label's text: which kind of provider, and where (not for the simulator)."""
-    kind = {"openai": "OpenAI-compatible", "anthropic": "Anthropic",
-            "simulator": "Offline simulator — not a real model"}.get(
-                provider_kind or "", "No provider")
+    kind = {
+        "openai": "OpenAI-compatible",
+        "anthropic": "Anthropic",
+        "simulator": "Offline simulator — not a real model",
+    }.get(provider_kind or "", "No provider")
     where = "" if provider_kind == "simulator" else f" · {base_url}"
     return f"{kind}{where}"
 
@@ -71,9 +73,15 @@ def export_file_name(title: str, kind: ExportFormat) -> str:
 class WorkspaceFlow:
     """The open conversation's workspace folder: its file tools work only there."""
 
-    def __init__(self, parent: QWidget, services: AppServices,
-                 controller: ConversationController, button: QPushButton, status: QStatusBar,
-                 refresh_sessions: Callable[[], Awaitable[object]]) -> None:
+    def __init__(
+        self,
+        parent: QWidget,
+        services: AppServices,
+        controller: ConversationController,
+        button: QPushButton,
+        status: QStatusBar,
+        refresh_sessions: Callable[[], Awaitable[object]],
+    ) -> None:
         self._parent = parent
         self._services = services
         self._controller = controller
@@ -89,7 +97,8 @@ class WorkspaceFlow:
             return
         start = self._path or str(Path.home())
         path = QFileDialog.getExistingDirectory(
-            self._parent, "Workspace folder for this conversation", start)
+            self._parent, "Workspace folder for this conversation", start
+        )
         if path:
             self._controller.spawn(self.set(str(Path(path).resolve())))
 
@@ -112,8 +121,11 @@ class WorkspaceFlow:
         await self._services.set_workspace(session_id, path)
         await self.refresh()
         self._status.showMessage(
-            f"File tools in this conversation now work in {path}." if path
-            else "This conversation has no file tools now.", 8000)
+            f"File tools in this conversation now work in {path}."
+            if path
+            else "This conversation has no file tools now.",
+            8000,
+        )
 
     async def refresh(self) -> None:
         """Show the open conversation's folder on the button (and whether it is missing)."""
@@ -125,7 +137,8 @@ class WorkspaceFlow:
         if path is None:
             self._button.setText("No workspace folder")
             self._button.setToolTip(
-                "This conversation has no file tools. Click to choose a folder they may use.")
+                "This conversation has no file tools. Click to choose a folder they may use."
+            )
         else:
             name = Path(path).name or path
             missing = not await asyncio.to_thread(os.path.isdir, path)
@@ -136,9 +149,14 @@ class WorkspaceFlow:
 class ExportFlow:
     """Export the open conversation to a file the person chooses."""
 
-    def __init__(self, parent: QWidget, services: AppServices,
-                 controller: ConversationController, status: QStatusBar,
-                 title_of: Callable[[str], str]) -> None:
+    def __init__(
+        self,
+        parent: QWidget,
+        services: AppServices,
+        controller: ConversationController,
+        status: QStatusBar,
+        title_of: Callable[[str], str],
+    ) -> None:
         self._parent = parent
         self._services = services
         self._controller = controller
@@ -173,11 +191,21 @@ class ExportFlow:
 class ModelFlow:
     """The provider and model: settings, the welcome panel's choices, the model picker."""
 
-    def __init__(self, parent: QWidget, services: AppServices,
-                 controller: ConversationController, status: QStatusBar, *,
-                 picker: QComboBox, provider_label: QLabel, resume_bar: ResumeBar,
-                 stack: QStackedWidget, transcript: QWidget, welcome: WelcomePanel,
-                 focus_composer: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        parent: QWidget,
+        services: AppServices,
+        controller: ConversationController,
+        status: QStatusBar,
+        *,
+        picker: QComboBox,
+        provider_label: QLabel,
+        resume_bar: ResumeBar,
+        stack: QStackedWidget,
+        transcript: QWidget,
+        welcome: WelcomePanel,
+        focus_composer: Callable[[], None],
+    ) -> None:
         self._parent = parent
         self._services = services
         self._controller = controller
@@ -225,14 +253,19 @@ class ModelFlow:
         await self._services.start_simulator()
         await self.apply_settings()
         self._status.showMessage(
-            "Using the offline simulator: answers echo your message; it is not a real model.",
-            10000)
+            "Using the offline simulator: answers echo your message; it is not a real model.", 10000
+        )
         self._focus_composer()
 
     async def use_local_server(self, server: LocalServer) -> None:
-        self._services.save_settings(dataclasses.replace(
-            self._services.settings, provider_kind="openai", base_url=server.base_url,
-            model=server.models[0] if server.models else ""))
+        self._services.save_settings(
+            dataclasses.replace(
+                self._services.settings,
+                provider_kind="openai",
+                base_url=server.base_url,
+                model=server.models[0] if server.models else "",
+            )
+        )
         await self.apply_settings()
 
     def open_settings(self) -> None:
@@ -260,8 +293,11 @@ class ModelFlow:
             log.info("model listing failed: %s", type(err).__name__)
             self._status.showMessage(f"Could not list models: {err}", 8000)
             models = []
-        names = list(dict.fromkeys([*([settings.model] if settings.model else []), *models,
-                                    *settings.recent_models]))
+        names = list(
+            dict.fromkeys(
+                [*([settings.model] if settings.model else []), *models, *settings.recent_models]
+            )
+        )
         self._picker.clear()
         self._picker.addItems(names)
         self._picker.setCurrentText(settings.model)

@@ -34,8 +34,12 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     from app import __version__
 
     parser = argparse.ArgumentParser(prog="continuum", description="Continuum chat app")
-    parser.add_argument("--data-dir", type=Path, default=None,
-                        help="folder for conversations and settings (default: the platform's)")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help="folder for conversations and settings (default: the platform's)",
+    )
     parser.add_argument("--version", action="version", version=f"Continuum {__version__}")
     args, _qt_args = parser.parse_known_args(argv)
     return args
@@ -47,15 +51,18 @@ def _data_dir(args: argparse.Namespace) -> tuple[Path, Path]:
     if args.data_dir is not None:
         data = args.data_dir.expanduser().resolve()
         return data, data / "logs"
-    return (Path(platformdirs.user_data_dir("Continuum", appauthor=False)),
-            Path(platformdirs.user_log_dir("Continuum", appauthor=False)))
+    return (
+        Path(platformdirs.user_data_dir("Continuum", appauthor=False)),
+        Path(platformdirs.user_log_dir("Continuum", appauthor=False)),
+    )
 
 
 def _setup_logging(folder: Path) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         handler: logging.Handler = logging.handlers.RotatingFileHandler(
-            folder / "continuum.log", maxBytes=1_000_000, backupCount=3, encoding="utf-8")
+            folder / "continuum.log", maxBytes=1_000_000, backupCount=3, encoding="utf-8"
+        )
     except OSError:
         handler = logging.StreamHandler()
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
@@ -67,15 +74,16 @@ def _setup_logging(folder: Path) -> None:
 def install_excepthook(report: Callable[[str], None]) -> None:
     """Log unexpected exceptions in full; show the person one line through ``report``."""
 
-    def hook(kind: type[BaseException], error: BaseException,
-             tb: TracebackType | None) -> None:
+    def hook(kind: type[BaseException], error: BaseException, tb: TracebackType | None) -> None:
         if issubclass(kind, KeyboardInterrupt):
             sys.__excepthook__(kind, error, tb)
             return
         log.error("unexpected error", exc_info=(kind, error, tb))
         try:
-            report(f"Something went wrong: {error or kind.__name__}. "
-                   "Details are in the log file; your conversations are saved.")
+            report(
+                f"Something went wrong: {error or kind.__name__}. "
+                "Details are in the log file; your conversations are saved."
+            )
         except Exception:  # the reporter itself must never raise out of the hook
             pass
 
@@ -183,12 +191,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             kept = await services.open_recovering()
         except Exception as err:  # a StorageError says what to do; show it, do not crash
             log.error("could not open the data folder", exc_info=err)
-            plain_message_box(None, QMessageBox.Icon.Critical, "Continuum cannot open its data",
-                              f"{err}\n\nData folder: {data_dir}").exec()
+            plain_message_box(
+                None,
+                QMessageBox.Icon.Critical,
+                "Continuum cannot open its data",
+                f"{err}\n\nData folder: {data_dir}",
+            ).exec()
             return 1
         if kept is not None:
             plain_message_box(
-                None, QMessageBox.Icon.Warning, "Continuum started a new conversation database",
+                None,
+                QMessageBox.Icon.Warning,
+                "Continuum started a new conversation database",
                 "The conversation database was damaged, so Continuum kept it aside as\n"
                 f"{kept}\nand started a new, empty one. Nothing was deleted: a recovery tool "
                 "(or a backup) may still get the old conversations back.",

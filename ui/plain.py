@@ -30,10 +30,14 @@ def plain_tooltip(text: str | None) -> str:
     return f'<p style="white-space:pre-wrap">{html.escape(text, quote=False)}</p>'
 
 
-def plain_message_box(parent: QWidget | None, icon: QMessageBox.Icon, title: str, text: str,
-                      buttons: QMessageBox.StandardButton = QMessageBox.StandardButton.Ok,
-                      default: QMessageBox.StandardButton = QMessageBox.StandardButton.NoButton,
-                      ) -> QMessageBox:
+def plain_message_box(
+    parent: QWidget | None,
+    icon: QMessageBox.Icon,
+    title: str,
+    text: str,
+    buttons: QMessageBox.StandardButton = QMessageBox.StandardButton.Ok,
+    default: QMessageBox.StandardButton = QMessageBox.StandardButton.NoButton,
+) -> QMessageBox:
     """A message box whose ``text`` (may hold titles, paths, errors) is plain text."""
     box = QMessageBox(icon, title, text, buttons, parent)
     box.setTextFormat(Qt.TextFormat.PlainText)

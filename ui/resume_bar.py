@@ -43,8 +43,10 @@ class ResumeBar(QFrame):
         self.setAccessibleName("resumeBar")
         self.setFrameShape(QFrame.Shape.StyledPanel)
         # Amber, translucent: readable on light and dark palettes alike.
-        self.setStyleSheet("QFrame#resumeBar { background: rgba(255, 152, 0, 38); "
-                           "border: 1px solid rgba(230, 120, 0, 170); border-radius: 6px; }")
+        self.setStyleSheet(
+            "QFrame#resumeBar { background: rgba(255, 152, 0, 38); "
+            "border: 1px solid rgba(230, 120, 0, 170); border-radius: 6px; }"
+        )
         self.message = QLabel()
         self.message.setObjectName("resumeMessage")
         self.message.setWordWrap(True)

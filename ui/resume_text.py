@@ -43,13 +43,15 @@ GENERIC: Mapping[ResumeKind, str] = {
 
 #: Where resending fails the same way, the next step the bar suggests instead.
 NEXT_STEP: Mapping[BlockedReason, str] = {
-    BlockedReason.REFUSED:
+    BlockedReason.REFUSED: (
         "The model refused this request, and sending it again would be refused again. "
-        "Rephrase your request in a new message instead.",
-    BlockedReason.CONTEXT_FULL:
+        "Rephrase your request in a new message instead."
+    ),
+    BlockedReason.CONTEXT_FULL: (
         "This conversation no longer fits in the model's context window, so "
         "resending it would fail again. Start a new conversation (Ctrl+N), perhaps "
-        "with a summary of this one, or choose a model with a larger context.",
+        "with a summary of this one, or choose a model with a larger context."
+    ),
 }
 
 #: A stop record that means the same dead end (a context error before any output still
@@ -60,8 +62,14 @@ _STOP_DEAD_END: Mapping[StopKind, BlockedReason] = {
 }
 
 #: Blocked reasons the bar explains even with no stop record.
-_EXPLAINED = frozenset({BlockedReason.REFUSED, BlockedReason.CONTEXT_FULL,
-                        BlockedReason.UNKNOWN_STOP, BlockedReason.MALFORMED})
+_EXPLAINED = frozenset(
+    {
+        BlockedReason.REFUSED,
+        BlockedReason.CONTEXT_FULL,
+        BlockedReason.UNKNOWN_STOP,
+        BlockedReason.MALFORMED,
+    }
+)
 #: Blocked reasons that mean "nothing happened that needs words".
 _NOTHING_TO_SAY = frozenset({BlockedReason.COMPLETED, BlockedReason.EMPTY})
 
@@ -97,12 +105,14 @@ class ResumeBarText:
             parts.append(
                 "These tools did NOT run — they were waiting for your approval and "
                 "never started; Resume asks you again:"
-                f"<ul style='margin:0'>{_listed(self.not_run)}</ul>")
+                f"<ul style='margin:0'>{_listed(self.not_run)}</ul>"
+            )
         if self.may_have_run:
             parts.append(
                 "These tools may or may not have run — resuming will not run them "
                 "again; check their effects yourself:"
-                f"<ul style='margin:0'>{_listed(self.may_have_run)}</ul>")
+                f"<ul style='margin:0'>{_listed(self.may_have_run)}</ul>"
+            )
         return "".join(parts)
 
 
@@ -113,8 +123,10 @@ def argument_summary(arguments: Mapping[str, Any]) -> str:
 
 
 def _listed(calls: Sequence[ToolCall]) -> str:
-    return "".join(f"<li><b>{html.escape(call.name)}</b>"
-                   f"({html.escape(argument_summary(call.arguments))})</li>" for call in calls)
+    return "".join(
+        f"<li><b>{html.escape(call.name)}</b>({html.escape(argument_summary(call.arguments))})</li>"
+        for call in calls
+    )
 
 
 def dead_end(info: ResumeInfo) -> BlockedReason | None:
@@ -135,7 +147,8 @@ def bar_shows(info: ResumeInfo) -> bool:
     if info.point is not None:
         return True
     return info.blocked_reason in _EXPLAINED or (
-        info.stop is not None and info.blocked_reason not in _NOTHING_TO_SAY)
+        info.stop is not None and info.blocked_reason not in _NOTHING_TO_SAY
+    )
 
 
 def resume_bar_text(info: ResumeInfo) -> ResumeBarText:
@@ -143,12 +156,15 @@ def resume_bar_text(info: ResumeInfo) -> ResumeBarText:
     point = info.point
     reason = dead_end(info)
     if point is not None and reason is None:
-        tools = (point.kind is ResumeKind.RECOVER_TOOLS and bool(point.unanswered_tool_calls))
+        tools = point.kind is ResumeKind.RECOVER_TOOLS and bool(point.unanswered_tool_calls)
         return ResumeBarText(
             message=info.stop.message if info.stop else GENERIC[point.kind],
             tooltip=point.description,
-            resume=(ResumeLabel.CONTINUE if point.kind is ResumeKind.CONTINUE_RESPONSE
-                    else ResumeLabel.RESUME),
+            resume=(
+                ResumeLabel.CONTINUE
+                if point.kind is ResumeKind.CONTINUE_RESPONSE
+                else ResumeLabel.RESUME
+            ),
             resume_tooltip=point.description,
             other_model=True,
             not_run=info.awaiting_approval if tools else (),

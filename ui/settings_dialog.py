@@ -44,14 +44,17 @@ DEFAULT_URLS = {
     "anthropic": "https://api.anthropic.com",
     "simulator": "",
 }
-_KINDS = [("OpenAI-compatible (OpenAI, Ollama, LM Studio, vLLM, OpenRouter…)", "openai"),
-          ("Anthropic", "anthropic"),
-          ("Offline simulator (no real model)", "simulator")]
+_KINDS = [
+    ("OpenAI-compatible (OpenAI, Ollama, LM Studio, vLLM, OpenRouter…)", "openai"),
+    ("Anthropic", "anthropic"),
+    ("Offline simulator (no real model)", "simulator"),
+]
 
 
 class SettingsDialog(QDialog):
-    def __init__(self, settings: Settings, parent: QWidget | None = None,
-                 models: list[str] | None = None) -> None:
+    def __init__(
+        self, settings: Settings, parent: QWidget | None = None, models: list[str] | None = None
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("settingsDialog")
         self.setWindowTitle("Settings")
@@ -121,8 +124,9 @@ class SettingsDialog(QDialog):
         form.addRow("System prompt", self.system_prompt)
         form.addRow("API key", self.api_key)
         form.addRow("Key variable", self.key_env)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save
-                                   | QDialogButtonBox.StandardButton.Cancel)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
+        )
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
@@ -185,15 +189,20 @@ class SettingsDialog(QDialog):
         self.api_key.setEnabled(not simulator and keyring_available())
         env = self.key_env.text().strip() or DEFAULT_KEY_ENV
         if simulator:
-            self.key_note.setText("The simulator runs inside Continuum on this computer and "
-                                  "needs no key. Its answers are not from a real model.")
+            self.key_note.setText(
+                "The simulator runs inside Continuum on this computer and "
+                "needs no key. Its answers are not from a real model."
+            )
         elif keyring_available():
-            self.key_note.setText("The API key is stored in your system keyring, never in "
-                                  f"Continuum's files. The variable {env}, when set, wins.")
+            self.key_note.setText(
+                "The API key is stored in your system keyring, never in "
+                f"Continuum's files. The variable {env}, when set, wins."
+            )
         else:
             self.key_note.setText(
                 "This system has no keyring, so Continuum cannot store an API key safely. "
-                f"Set the environment variable {env} to your key before starting Continuum.")
+                f"Set the environment variable {env} to your key before starting Continuum."
+            )
 
     def result_settings(self) -> Settings:
         kind = self.provider.currentData()
@@ -215,8 +224,9 @@ class SettingsDialog(QDialog):
         key = self.api_key.text()
         if key:
             try:
-                set_api_key(settings.key_service(), key,
-                            env_var=settings.api_key_env or DEFAULT_KEY_ENV)
+                set_api_key(
+                    settings.key_service(), key, env_var=settings.api_key_env or DEFAULT_KEY_ENV
+                )
             except NoKeyringError as err:
                 self._fail(str(err))
                 return

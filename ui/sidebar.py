@@ -38,9 +38,14 @@ SNIPPET_ROLE = Qt.ItemDataRole.UserRole + 3
 
 def ask_confirmation(parent: QWidget, title: str, text: str) -> bool:
     """A yes/no question (a module function so tests can answer it)."""
-    box = plain_message_box(parent, QMessageBox.Icon.Question, title, text,
-                            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-                            QMessageBox.StandardButton.No)
+    box = plain_message_box(
+        parent,
+        QMessageBox.Icon.Question,
+        title,
+        text,
+        QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+        QMessageBox.StandardButton.No,
+    )
     return box.exec() == QMessageBox.StandardButton.Yes
 
 
@@ -52,8 +57,12 @@ def ask_title(parent: QWidget, current: str) -> str | None:
 class _BadgeDelegate(QStyledItemDelegate):
     """Draws the "Resume" pill on conversations that can be resumed."""
 
-    def paint(self, painter: QPainter, option: QStyleOptionViewItem,
-              index: QModelIndex | QPersistentModelIndex) -> None:
+    def paint(
+        self,
+        painter: QPainter,
+        option: QStyleOptionViewItem,
+        index: QModelIndex | QPersistentModelIndex,
+    ) -> None:
         badge = bool(index.data(BADGE_ROLE))
         if badge:
             option.rect = option.rect.adjusted(0, 0, -64, 0)
@@ -158,8 +167,10 @@ class Sidebar(QWidget):
             item.setData(BADGE_ROLE, resumable)
             item.setData(SNIPPET_ROLE, snippet)
             item.setToolTip(plain_tooltip(title + (" — can be resumed" if resumable else "")))
-            item.setData(Qt.ItemDataRole.AccessibleTextRole,
-                         title + (", can be resumed" if resumable else ""))
+            item.setData(
+                Qt.ItemDataRole.AccessibleTextRole,
+                title + (", can be resumed" if resumable else ""),
+            )
             self.list.addItem(item)
             if info.id == self._current:
                 item.setSelected(True)
@@ -215,8 +226,11 @@ class Sidebar(QWidget):
     def delete(self, session_id: str) -> bool:
         """Ask first; emits ``deleteRequested`` only when the person confirms."""
         title = self.title_of(session_id)
-        if not ask_confirmation(self, "Delete conversation",
-                                f"Delete “{title}” and all its messages? This cannot be undone."):
+        if not ask_confirmation(
+            self,
+            "Delete conversation",
+            f"Delete “{title}” and all its messages? This cannot be undone.",
+        ):
             return False
         self.deleteRequested.emit(session_id)
         return True

@@ -33,9 +33,11 @@ class WelcomePanel(QWidget):
         super().__init__(parent)
         self.setObjectName("welcomePanel")
         title = QLabel("<h2>Welcome to Continuum</h2>")
-        intro = QLabel("Chats that survive interruptions: every message is saved as it "
-                       "completes, and a stopped or broken answer can be resumed where it "
-                       "stopped. Choose what should answer you:")
+        intro = QLabel(
+            "Chats that survive interruptions: every message is saved as it "
+            "completes, and a stopped or broken answer can be resumed where it "
+            "stopped. Choose what should answer you:"
+        )
         intro.setWordWrap(True)
         self.local_box = QVBoxLayout()
         self.local_status = QLabel("Looking for model servers on this computer…")
@@ -46,9 +48,11 @@ class WelcomePanel(QWidget):
         self.remote_button.setObjectName("welcomeRemoteButton")
         self.offline_button = QPushButton("Try it offline (built-in simulator)")
         self.offline_button.setObjectName("welcomeOfflineButton")
-        offline_note = QLabel("The simulator runs inside Continuum and echoes your messages "
-                              "back slowly, so you can try Stop and Resume without a model. "
-                              "It is not a real model.")
+        offline_note = QLabel(
+            "The simulator runs inside Continuum and echoes your messages "
+            "back slowly, so you can try Stop and Resume without a model. "
+            "It is not a real model."
+        )
         offline_note.setWordWrap(True)
         offline_note.setEnabled(False)
 
@@ -88,8 +92,10 @@ class WelcomePanel(QWidget):
             button.deleteLater()
         self._server_buttons = []
         if not servers:
-            self.local_status.setText("No Ollama, LM Studio or llama.cpp server is running on "
-                                      "this computer (checked their usual ports).")
+            self.local_status.setText(
+                "No Ollama, LM Studio or llama.cpp server is running on "
+                "this computer (checked their usual ports)."
+            )
             return
         self.local_status.setText("Found:")
         for server in servers:

@@ -75,7 +75,8 @@ class MainWindow(QMainWindow):
         self.model_picker.setToolTip("The model that answers new messages")
         self.model_picker.setMinimumContentsLength(18)
         self.model_picker.setSizeAdjustPolicy(
-            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
         self.provider_label = QLabel()
         self.provider_label.setObjectName("providerLabel")
         self.provider_label.setTextFormat(Qt.TextFormat.PlainText)  # holds the base URL
@@ -84,7 +85,8 @@ class MainWindow(QMainWindow):
         self.workspace_button.setAccessibleName("workspaceButton")
         self.workspace_button.setFlat(True)
         self.workspace_button.setToolTip(
-            "The folder this conversation's file tools may read and write (click to choose)")
+            "The folder this conversation's file tools may read and write (click to choose)"
+        )
 
         self.stack = QStackedWidget()
         self.stack.addWidget(self.transcript)
@@ -118,15 +120,23 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(splitter)
 
         status = self.statusBar()
-        self.workspace = WorkspaceFlow(self, services, self.controller, self.workspace_button,
-                                       status, self.refresh_sessions)
-        self.exports = ExportFlow(self, services, self.controller, status,
-                                  self.sidebar.title_of)
-        self.models = ModelFlow(self, services, self.controller, status,
-                                picker=self.model_picker, provider_label=self.provider_label,
-                                resume_bar=self.resume_bar, stack=self.stack,
-                                transcript=self.transcript, welcome=self.welcome,
-                                focus_composer=self.composer.edit.setFocus)
+        self.workspace = WorkspaceFlow(
+            self, services, self.controller, self.workspace_button, status, self.refresh_sessions
+        )
+        self.exports = ExportFlow(self, services, self.controller, status, self.sidebar.title_of)
+        self.models = ModelFlow(
+            self,
+            services,
+            self.controller,
+            status,
+            picker=self.model_picker,
+            provider_label=self.provider_label,
+            resume_bar=self.resume_bar,
+            stack=self.stack,
+            transcript=self.transcript,
+            welcome=self.welcome,
+            focus_composer=self.composer.edit.setFocus,
+        )
         self._build_menus()
         self._connect()
         self._closing = False
@@ -138,19 +148,22 @@ class MainWindow(QMainWindow):
 
     def _build_menus(self) -> None:
         c = self.controller
-        actions = build_menus(self, {
-            "newAction": self.new_conversation,
-            "exportMarkdownAction": lambda: self.exports.ask(ExportFormat.MARKDOWN),
-            "exportJsonAction": lambda: self.exports.ask(ExportFormat.JSON),
-            "settingsAction": self.models.open_settings,
-            "quitAction": self.close,
-            "findAction": self.focus_search,
-            "stopAction": c.stop,
-            "renameAction": self._rename_current,
-            "deleteAction": self._delete_current,
-            "workspaceAction": self.workspace.choose,
-            "noWorkspaceAction": lambda: c.spawn(self.workspace.set(None)),
-        })
+        actions = build_menus(
+            self,
+            {
+                "newAction": self.new_conversation,
+                "exportMarkdownAction": lambda: self.exports.ask(ExportFormat.MARKDOWN),
+                "exportJsonAction": lambda: self.exports.ask(ExportFormat.JSON),
+                "settingsAction": self.models.open_settings,
+                "quitAction": self.close,
+                "findAction": self.focus_search,
+                "stopAction": c.stop,
+                "renameAction": self._rename_current,
+                "deleteAction": self._delete_current,
+                "workspaceAction": self.workspace.choose,
+                "noWorkspaceAction": lambda: c.spawn(self.workspace.set(None)),
+            },
+        )
         self.new_action = actions["newAction"]
         self.settings_action = actions["settingsAction"]
         self.quit_action = actions["quitAction"]
@@ -176,18 +189,18 @@ class MainWindow(QMainWindow):
         self.resume_bar.dismissRequested.connect(lambda: c.spawn(c.dismiss()))
         self.sidebar.sessionActivated.connect(lambda sid: c.spawn(c.open_session(sid)))
         self.sidebar.newRequested.connect(self.new_conversation)
-        self.sidebar.renameRequested.connect(
-            lambda sid, title: c.spawn(self._rename(sid, title)))
+        self.sidebar.renameRequested.connect(lambda sid, title: c.spawn(self._rename(sid, title)))
         self.sidebar.deleteRequested.connect(lambda sid: c.spawn(self._delete(sid)))
         self.sidebar.searchChanged.connect(lambda q: c.spawn(self.search(q)))
         self.model_picker.activated.connect(
-            lambda _i: c.spawn(self.models.pick(self.model_picker.currentText())))
+            lambda _i: c.spawn(self.models.pick(self.model_picker.currentText()))
+        )
         self.welcome.offlineRequested.connect(lambda: c.spawn(self.models.use_simulator()))
         self.welcome.settingsRequested.connect(self.models.open_settings)
-        self.welcome.localServerChosen.connect(
-            lambda s: c.spawn(self.models.use_local_server(s)))
+        self.welcome.localServerChosen.connect(lambda s: c.spawn(self.models.use_local_server(s)))
         self.transcript.delegate.codeCopied.connect(
-            lambda _code: self.statusBar().showMessage("Code copied", 3000))
+            lambda _code: self.statusBar().showMessage("Code copied", 3000)
+        )
 
     # --- startup ---------------------------------------------------------------------------
 

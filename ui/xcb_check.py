@@ -81,8 +81,12 @@ def missing_libraries(loader: Callable[[str], object] = _load) -> list[XcbLibrar
     return missing
 
 
-def xcb_problem(env: Mapping[str, str], platform: str, argv: Sequence[str] = (),
-                loader: Callable[[str], object] | None = None) -> str | None:
+def xcb_problem(
+    env: Mapping[str, str],
+    platform: str,
+    argv: Sequence[str] = (),
+    loader: Callable[[str], object] | None = None,
+) -> str | None:
     """What to tell the person when Qt's xcb plugin cannot load, or ``None`` when it can."""
     if not uses_xcb(env, platform, argv):
         return None

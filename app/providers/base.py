@@ -68,8 +68,6 @@ def json_bytes(body: Any) -> bytes:
         return repaired.encode("utf-8")
 
 
-
-
 # --- the model base ------------------------------------------------------------------------
 
 

@@ -133,10 +133,10 @@ def _secret_spans(folded: str, secret: str) -> list[tuple[int, int]]:
     """
     secret = _fold(secret)
     width = min(len(secret), MIN_KEY_FRAGMENT)
-    windows = {secret[i:i + width] for i in range(len(secret) - width + 1)}
+    windows = {secret[i : i + width] for i in range(len(secret) - width + 1)}
     spans: list[tuple[int, int]] = []
     for start in range(len(folded) - width + 1):
-        if folded[start:start + width] in windows:
+        if folded[start : start + width] in windows:
             if spans and start <= spans[-1][1]:
                 spans[-1] = (spans[-1][0], start + width)
             else:
@@ -355,4 +355,3 @@ def error_from_event(
     if kind == "timeout_error":
         return ProviderTimeoutError(f"{where}: {detail}. Try again.")
     return ProviderServerError(f"{where}: {detail}. Try again shortly.")
-

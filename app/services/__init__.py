@@ -94,8 +94,9 @@ class AppServices:
         self.conversation_settings = ConversationSettings(self.storage.storage.database)
         # The same lock files as the SQLite extension's request claims (and continuum-chat's).
         self.locks = SessionLocks.for_database(self.data_dir / DATABASE_FILE)
-        self.client = AgentClient(NoModel(), extensions=[self.storage],
-                                  defaults=AgentRunConfig("default"))
+        self.client = AgentClient(
+            NoModel(), extensions=[self.storage], defaults=AgentRunConfig("default")
+        )
         self._running: set[str] = set()
         self._requests = RequestJournaling(self.journal, self.locks, self._running)
         self._approvals = Approvals(self.journal)
@@ -150,7 +151,8 @@ class AppServices:
     def set_aside_damaged_database(self) -> Path:
         """Keep a damaged database aside (see :func:`.recovery.set_aside_damaged_database`)."""
         return _recovery.set_aside_damaged_database(
-            self.data_dir, is_open=self.storage.storage.is_open)
+            self.data_dir, is_open=self.storage.storage.is_open
+        )
 
     def _database_damaged(self) -> str:
         return _recovery.database_damaged(self.set_aside_damaged_database, self.notify)
@@ -318,16 +320,26 @@ class AppServices:
 
     # --- requests -----------------------------------------------------------------------------
 
-    def stream(self, session_id: str, text: str, *, goal: str | None = None,
-               ) -> AsyncIterator[AgentEvent]:
+    def stream(
+        self,
+        session_id: str,
+        text: str,
+        *,
+        goal: str | None = None,
+    ) -> AsyncIterator[AgentEvent]:
         async def open_stream() -> AsyncIterator[AgentEvent]:
             return (await self._agent(session_id)).stream(text, goal=goal)
 
         return self._requests.tracked(session_id, lambda: relay(open_stream))
 
-    def stream_resume(self, session_id: str, *, model: Model | None = None,
-                      ) -> AsyncIterator[AgentEvent]:
+    def stream_resume(
+        self,
+        session_id: str,
+        *,
+        model: Model | None = None,
+    ) -> AsyncIterator[AgentEvent]:
         """Resume; calls that were awaiting approval when the app stopped are asked again."""
+
         async def open_stream() -> AsyncIterator[AgentEvent]:
             not_started = await self.not_started_calls(session_id)
             agent = await self._agent(session_id)
@@ -344,15 +356,17 @@ class AppServices:
         file tools, asking the person through :meth:`approver_for`, with the system prompt from
         Settings."""
         await self.mcp_ready()
-        tools = merge_tools(self.client.tools, self.mcp_tools,
-                            await self.workspace_tools(session_id))
+        tools = merge_tools(
+            self.client.tools, self.mcp_tools, await self.workspace_tools(session_id)
+        )
         agent = self.client.agent(session_id, tools=tools)
         agent.approve_tool = self.approver_for(session_id)
         # The system prompt from Settings, read per request (a change applies to the next one);
         # an empty or blank prompt sends none.
         prompt = self.settings.system_prompt
         agent.config = dataclasses.replace(
-            agent.config, system_prompt=prompt if prompt and prompt.strip() else None)
+            agent.config, system_prompt=prompt if prompt and prompt.strip() else None
+        )
         return agent
 
     def approver_for(self, session_id: str) -> ToolApprover:

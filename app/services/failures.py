@@ -45,8 +45,14 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-_CONNECTION_ERRORS = (ProviderConnectionError, ProviderStreamError, IncompleteStreamError,
-                      httpx.TransportError, ConnectionError, TimeoutError)
+_CONNECTION_ERRORS = (
+    ProviderConnectionError,
+    ProviderStreamError,
+    IncompleteStreamError,
+    httpx.TransportError,
+    ConnectionError,
+    TimeoutError,
+)
 #: Failures with a person-facing message; anything else is a bug.
 _EXPECTED = (asyncio.CancelledError, ContinuumError, *_CONNECTION_ERRORS)
 _SHOWN_DETAIL = 200  # characters of a bug's message shown in the Resume bar
@@ -58,8 +64,11 @@ def is_expected(error: BaseException) -> bool:
     return isinstance(error, _EXPECTED)
 
 
-def describe_failure(error: BaseException, *, log_at: str | None = None,
-                     ) -> tuple[StopKind, str]:
+def describe_failure(
+    error: BaseException,
+    *,
+    log_at: str | None = None,
+) -> tuple[StopKind, str]:
     """Why a request failed, in words for the Resume bar (never a traceback).
 
     ``log_at`` is where the log is written (:func:`log_location`), named for a bug.
@@ -113,7 +122,8 @@ ORDERLY_STOPS: dict[StopReason | str, tuple[StopKind, str]] = {
     StopReason.MAX_OUTPUT: (StopKind.OUTPUT_LIMIT, "The answer reached the model's output limit."),
     StopReason.REFUSAL: (StopKind.REFUSED, "The model refused to answer this request."),
     StopReason.CONTEXT_FULL: (
-        StopKind.CONTEXT_FULL, "The conversation filled the model's context window."
+        StopKind.CONTEXT_FULL,
+        "The conversation filled the model's context window.",
     ),
     StopReason.PAUSED: (StopKind.PAUSED, "The provider paused the answer more times than allowed."),
 }

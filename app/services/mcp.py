@@ -48,8 +48,9 @@ class McpServers:
     def tools(self) -> tuple[FunctionTool, ...]:
         return tuple(tool for source in self.sources for tool in source.tools)
 
-    async def _restart(self, previous: asyncio.Task[None] | None,
-                       configs: tuple[McpServerConfig, ...]) -> None:
+    async def _restart(
+        self, previous: asyncio.Task[None] | None, configs: tuple[McpServerConfig, ...]
+    ) -> None:
         """Wait for the previous (re)start, stop its servers, start ``configs``. Never raises
         but ``CancelledError``: a bug is logged with its traceback and described in
         :attr:`problems`."""
@@ -59,8 +60,10 @@ class McpServers:
             await self._replace(configs)
         except Exception as error:
             log.exception("MCP servers could not be (re)started")
-            self.problems = [f"The MCP servers could not be started (internal error: "
-                             f"{type(error).__name__}); the details are in the log."]
+            self.problems = [
+                f"The MCP servers could not be started (internal error: "
+                f"{type(error).__name__}); the details are in the log."
+            ]
 
     async def _replace(self, configs: tuple[McpServerConfig, ...]) -> None:
         old, self.sources = self.sources, []
@@ -75,8 +78,10 @@ class McpServers:
             elif isinstance(result, McpServerError):
                 problems.append(str(result))
             else:
-                problems.append(f"The MCP server {source.config.name!r} could not be started "
-                                f"({type(result).__name__}: {result}); check it in Settings.")
+                problems.append(
+                    f"The MCP server {source.config.name!r} could not be started "
+                    f"({type(result).__name__}: {result}); check it in Settings."
+                )
         self.sources = started
         self.problems = problems
 
@@ -109,5 +114,4 @@ async def _aclose_sources(sources: list[McpToolSource]) -> None:
     results = await asyncio.gather(*(s.aclose() for s in sources), return_exceptions=True)
     for source, result in zip(sources, results, strict=True):
         if isinstance(result, BaseException):
-            log.error("the MCP server %r did not stop cleanly", source.config.name,
-                      exc_info=result)
+            log.error("the MCP server %r did not stop cleanly", source.config.name, exc_info=result)

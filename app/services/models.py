@@ -38,8 +38,9 @@ class Models:
     async def stop_simulator(self) -> None:
         if self.simulator is not None:
             simulator, self.simulator = self.simulator, None
-            await close_logged("the offline simulator",
-                               lambda: asyncio.wait_for(simulator.stop(), 5))
+            await close_logged(
+                "the offline simulator", lambda: asyncio.wait_for(simulator.stop(), 5)
+            )
 
     def build(self, settings: Settings) -> Model:
         """The provider model for ``settings`` (the API key from the env var or keyring)."""
@@ -56,8 +57,11 @@ class Models:
 def simulator_settings(settings: Settings, base_url: str) -> Settings:
     """``settings`` switched to the simulator at ``base_url`` (prompt, folder, MCP kept)."""
     return Settings(
-        provider_kind="simulator", base_url=base_url, model=settings.model or "sim-echo",
-        system_prompt=settings.system_prompt, workspace=settings.workspace,
+        provider_kind="simulator",
+        base_url=base_url,
+        model=settings.model or "sim-echo",
+        system_prompt=settings.system_prompt,
+        workspace=settings.workspace,
         mcp_servers=settings.mcp_servers,
     )
 

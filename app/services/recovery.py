@@ -40,8 +40,9 @@ log = logging.getLogger(__name__)
 DATABASE_FILE = "continuum.sqlite"
 
 
-async def settle_interrupted_requests(journal: SessionJournal, locks: SessionLocks,
-                                      running: Collection[str]) -> None:
+async def settle_interrupted_requests(
+    journal: SessionJournal, locks: SessionLocks, running: Collection[str]
+) -> None:
     """Turn the markers of requests that were running when the app died into stop records
     (skipping requests running here or in another live Continuum)."""
     for marker in await journal.running_markers():
@@ -55,9 +56,9 @@ async def settle_interrupted_requests(journal: SessionJournal, locks: SessionLoc
             # reason but had no room left to remove the marker.)
             started = time.strftime("%H:%M", time.localtime(marker.started_at))
             await journal.record_stop(
-                marker.session_id, StopKind.CRASHED,
-                "Continuum closed unexpectedly while answering "
-                f"(request started at {started}).",
+                marker.session_id,
+                StopKind.CRASHED,
+                f"Continuum closed unexpectedly while answering (request started at {started}).",
             )
         await journal.clear_running(marker.session_id)
 
@@ -73,8 +74,7 @@ def set_aside_damaged_database(data_dir: Path, *, is_open: bool) -> Path:
     a stray ``-wal`` beside a new database would be replayed into it.
     """
     if is_open:
-        raise RuntimeError("the database is open; only a database that failed to open is "
-                           "set aside")
+        raise RuntimeError("the database is open; only a database that failed to open is set aside")
     source = data_dir / DATABASE_FILE
     if not source.exists():
         raise FileNotFoundError(f"there is no database at {source} to set aside")
@@ -94,20 +94,25 @@ def set_aside_damaged_database(data_dir: Path, *, is_open: bool) -> Path:
     return target
 
 
-def database_damaged(set_aside: Callable[[], Path],
-                     notify: Callable[[str], None] | None) -> str:
+def database_damaged(set_aside: Callable[[], Path], notify: Callable[[str], None] | None) -> str:
     """The store found damage while in use and closed the file: keep it aside, say so."""
     try:
         kept = set_aside()
     except Exception:
         log.exception("could not keep the damaged database aside")
-        done = ("It could not be moved aside: close Continuum, move it away (or restore a "
-                "backup) and start again.")
+        done = (
+            "It could not be moved aside: close Continuum, move it away (or restore a "
+            "backup) and start again."
+        )
     else:
-        done = (f"It was kept aside as {kept} (nothing was deleted; a recovery tool may "
-                "get more back). Restart Continuum to start a new, empty database.")
-    tell(notify, f"The conversation database was found damaged, so Continuum stopped writing "
-                 f"to it. {done}")
+        done = (
+            f"It was kept aside as {kept} (nothing was deleted; a recovery tool may "
+            "get more back). Restart Continuum to start a new, empty database."
+        )
+    tell(
+        notify,
+        f"The conversation database was found damaged, so Continuum stopped writing to it. {done}",
+    )
     return done
 
 
@@ -137,8 +142,7 @@ class ResumeInfo:
         return tuple(c for c in self.point.unanswered_tool_calls if c.id not in waiting)
 
 
-async def resume_info(client: AgentClient, journal: SessionJournal,
-                      session_id: str) -> ResumeInfo:
+async def resume_info(client: AgentClient, journal: SessionJournal, session_id: str) -> ResumeInfo:
     status = await client.resume_status(session_id)
     stop = await journal.stop_record(session_id)
     draft = await journal.draft(session_id)
@@ -147,8 +151,9 @@ async def resume_info(client: AgentClient, journal: SessionJournal,
     awaiting: tuple[ToolCall, ...] = ()
     if status.unanswered_tool_calls:
         states = await journal.tool_states(session_id)
-        awaiting = tuple(c for c in status.unanswered_tool_calls
-                         if states.get(c.id) == TOOL_AWAITING_APPROVAL)
+        awaiting = tuple(
+            c for c in status.unanswered_tool_calls if states.get(c.id) == TOOL_AWAITING_APPROVAL
+        )
     return ResumeInfo(status, None, None, stop, draft, awaiting)
 
 

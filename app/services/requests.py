@@ -119,40 +119,42 @@ class RequestJournaling:
             if not completed:  # the consumer left mid-request: that is a Stop
                 await self.record_failure(session_id, asyncio.CancelledError(), parts)
             elif orderly_stop is not None and orderly_stop in ORDERLY_STOPS:
-                await _journal_logged("record why the request stopped", journal.record_stop(
-                    session_id, *ORDERLY_STOPS[orderly_stop]))
+                await _journal_logged(
+                    "record why the request stopped",
+                    journal.record_stop(session_id, *ORDERLY_STOPS[orderly_stop]),
+                )
             raise
         except BaseException as error:
             await self.record_failure(session_id, error, parts)
             raise
         finally:
             try:
-                await _journal_logged("remove the running marker",
-                                      journal.clear_running(session_id))
+                await _journal_logged(
+                    "remove the running marker", journal.clear_running(session_id)
+                )
             finally:  # even if a second Stop interrupts the line above
                 self.running.discard(session_id)
                 if not held_before:
                     self.locks.release(session_id)
 
-    async def record_failure(
-        self, session_id: str, error: BaseException, parts: list[str]
-    ) -> None:
+    async def record_failure(self, session_id: str, error: BaseException, parts: list[str]) -> None:
         """Why the request stopped, and the text that was on screen (raises only if cancelled).
 
         An expected failure (Stop, provider, storage, ...) keeps its friendly words; a bug is
         logged with its traceback here and recorded as an internal error that names the log.
         """
         if not is_expected(error):
-            log.error("request in %s failed with an internal error", session_id,
-                      exc_info=error)
+            log.error("request in %s failed with an internal error", session_id, exc_info=error)
         kind, message = describe_failure(error, log_at=log_location())
         # Separately, the small stop record first: when the disk is full, a large draft may
         # not fit, and the reason must still reach the Resume bar.
-        await _journal_logged("record why the request stopped",
-                              self.journal.record_stop(session_id, kind, message))
+        await _journal_logged(
+            "record why the request stopped", self.journal.record_stop(session_id, kind, message)
+        )
         if parts:
-            await _journal_logged("keep the draft", self.journal.save_draft(
-                session_id, "".join(parts)))
+            await _journal_logged(
+                "keep the draft", self.journal.save_draft(session_id, "".join(parts))
+            )
 
 
 async def _journal_logged(what: str, write: Awaitable[object]) -> None:
@@ -167,8 +169,9 @@ async def _journal_logged(what: str, write: Awaitable[object]) -> None:
         log.exception("could not %s", what)
 
 
-async def relay(open_stream: Callable[[], Awaitable[AsyncIterator[AgentEvent]]],
-                ) -> AsyncIterator[AgentEvent]:
+async def relay(
+    open_stream: Callable[[], Awaitable[AsyncIterator[AgentEvent]]],
+) -> AsyncIterator[AgentEvent]:
     """The events of the stream ``open_stream`` opens (when first iterated), closed after."""
     async with contextlib.aclosing(  # type: ignore[type-var]
         await open_stream()
@@ -193,17 +196,18 @@ def merge_tools(own: Iterable[AnyTool], *others: Iterable[FunctionTool]) -> list
     return tools
 
 
-def folder_tools(path: str | None,
-                 notify: Callable[[str], None] | None) -> list[FunctionTool]:
+def folder_tools(path: str | None, notify: Callable[[str], None] | None) -> list[FunctionTool]:
     """File tools for the folder ``path``; none (with a notice) if it is gone."""
     if path is None:
         return []
     try:
         return Workspace(path).tools()
     except (OSError, WorkspaceError):
-        message = (f"The workspace folder {path} no longer exists or cannot be opened, so "
-                   "this answer has no file tools. Choose another folder in the "
-                   "Conversation menu.")
+        message = (
+            f"The workspace folder {path} no longer exists or cannot be opened, so "
+            "this answer has no file tools. Choose another folder in the "
+            "Conversation menu."
+        )
         log.info("workspace folder unavailable: %s", path)
         tell(notify, message)
         return []

@@ -61,9 +61,7 @@ def damaged_file(path: Path) -> str | None:
     pages = int.from_bytes(header[28:32], "big")
     size_is_valid = header[24:28] == header[92:96]  # the header's own validity marker
     wal = Path(f"{path}-wal")
-    if size_is_valid and size < pages * page_size and not (
-        wal.exists() and wal.stat().st_size > 0
-    ):
+    if size_is_valid and size < pages * page_size and not (wal.exists() and wal.stat().st_size > 0):
         return f"it is cut short: {size} of {pages * page_size} bytes"
     return None
 
@@ -128,7 +126,10 @@ def _refuse_if_damaged(path: str, quick_check: list[str]) -> None:
 
 
 async def check(
-    conn: aiosqlite.Connection, path: str, schema: Schema = CONVERSATIONS, *,
+    conn: aiosqlite.Connection,
+    path: str,
+    schema: Schema = CONVERSATIONS,
+    *,
     quick_check: bool = True,
 ) -> int:
     """Refuse a file that is not ours, newer than ``schema`` or damaged; its schema version.

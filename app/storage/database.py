@@ -101,9 +101,6 @@ async def rollback(conn: aiosqlite.Connection) -> None:
         await conn.execute("ROLLBACK")
 
 
-
-
-
 async def close_without_checkpoint(conn: aiosqlite.Connection, path: str) -> None:
     """Close a read-write connection without merging the ``-wal`` into a damaged file.
 

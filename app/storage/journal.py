@@ -121,8 +121,11 @@ class SessionJournal:
         )
 
     async def clear_running(self, session_id: str) -> None:
-        await self._with_reserve(lambda: self._execute(
-            "DELETE FROM running_requests WHERE session_id = ?", (session_id,)))
+        await self._with_reserve(
+            lambda: self._execute(
+                "DELETE FROM running_requests WHERE session_id = ?", (session_id,)
+            )
+        )
 
     async def running_markers(self) -> list[RunningMarker]:
         async def op(conn: aiosqlite.Connection) -> list[RunningMarker]:
@@ -157,9 +160,13 @@ class SessionJournal:
     async def record_stop(self, session_id: str, kind: StopKind, message: str) -> None:
         """Record why a request stopped; on a full disk, the reserve makes room for it."""
         params = (session_id, kind.value, storable_text(message), time.time())
-        await self._with_reserve(lambda: self._execute(
-            "INSERT OR REPLACE INTO stop_records(session_id, kind, message, created_at) "
-            "VALUES (?, ?, ?, ?)", params))
+        await self._with_reserve(
+            lambda: self._execute(
+                "INSERT OR REPLACE INTO stop_records(session_id, kind, message, created_at) "
+                "VALUES (?, ?, ?, ?)",
+                params,
+            )
+        )
 
     async def _with_reserve(self, write: Callable[[], Awaitable[None]]) -> None:
         """``write()``; if the disk is full, release the reserve and try once more."""
@@ -174,7 +181,8 @@ class SessionJournal:
         async def op(conn: aiosqlite.Connection) -> StopRecord | None:
             async with conn.execute(
                 "SELECT session_id, kind, message, created_at FROM stop_records "
-                "WHERE session_id = ?", (session_id,),
+                "WHERE session_id = ?",
+                (session_id,),
             ) as cursor:
                 row = await cursor.fetchone()
             if row is None:
@@ -202,6 +210,7 @@ class SessionJournal:
         are running. If there is none, nothing is recorded (and a warning logged): no state
         reads as "may have run", which never lets a tool run twice.
         """
+
         async def op(conn: aiosqlite.Connection) -> None:
             seq = asked_seq
             if seq is None:
@@ -209,8 +218,11 @@ class SessionJournal:
                     row = await cursor.fetchone()
                 seq = None if row is None else int(row[0])
             if seq is None:
-                log.warning("no saved message asked for tool call %r; its state %r is "
-                            "not recorded", call_id, state)
+                log.warning(
+                    "no saved message asked for tool call %r; its state %r is not recorded",
+                    call_id,
+                    state,
+                )
                 return
             await conn.execute(
                 "INSERT INTO tool_states(session_id, asked_seq, call_id, state, "
@@ -227,6 +239,7 @@ class SessionJournal:
         with tool calls (the only calls that can be unanswered) that went through approval.
 
         Reads the newest message with recorded states, and only the messages after it."""
+
         async def op(conn: aiosqlite.Connection) -> dict[str, str]:
             async with conn.execute(_NEWEST_STEP_STATES, {"s": session_id}) as cursor:
                 return {str(row[0]): str(row[1]) for row in await cursor.fetchall()}
@@ -235,13 +248,13 @@ class SessionJournal:
 
     async def all_tool_states(self, session_id: str) -> dict[tuple[int, str], str]:
         """``(asked_seq, call_id) -> state`` of every recorded call of the conversation."""
+
         async def op(conn: aiosqlite.Connection) -> dict[tuple[int, str], str]:
             async with conn.execute(
                 "SELECT asked_seq, call_id, state FROM tool_states WHERE session_id = ?",
                 (session_id,),
             ) as cursor:
-                return {(int(row[0]), str(row[1])): str(row[2])
-                        for row in await cursor.fetchall()}
+                return {(int(row[0]), str(row[1])): str(row[2]) for row in await cursor.fetchall()}
 
         return await self._db.read(op)
 

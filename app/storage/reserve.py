@@ -83,6 +83,7 @@ class DiskReserve:
         except OSError as err:
             log.warning("could not release the disk reserve %s: %s", self.path, err)
             return False
-        log.warning("the disk is full: released the reserve %s to save why a request stopped",
-                    self.path)
+        log.warning(
+            "the disk is full: released the reserve %s to save why a request stopped", self.path
+        )
         return True

@@ -177,6 +177,6 @@ async def ensure_session_row(conn: aiosqlite.Connection, session_id: str) -> Non
     """
     now = time.time()
     await conn.execute(
-        "INSERT OR IGNORE INTO sessions(id, title, created_at, updated_at) "
-        "VALUES (?, NULL, ?, ?)", (session_id, now, now),
+        "INSERT OR IGNORE INTO sessions(id, title, created_at, updated_at) VALUES (?, NULL, ?, ?)",
+        (session_id, now, now),
     )

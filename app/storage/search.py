@@ -83,8 +83,7 @@ async def search(database: Database, text: str, *, limit: int = 50) -> list[Sear
             "WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?",
             (query, limit),
         ) as cursor:
-            return [(int(r[0]), str(r[1]), int(r[2]), bytes(r[3]))
-                    for r in await cursor.fetchall()]
+            return [(int(r[0]), str(r[1]), int(r[2]), bytes(r[3])) for r in await cursor.fetchall()]
 
     rows = await database.read(op)
     broken = [row[0] for row in rows if not _is_utf8(row[3])]
@@ -97,8 +96,10 @@ async def search(database: Database, text: str, *, limit: int = 50) -> list[Sear
             log.warning("search index repair not saved: %s", err)
         else:
             rows = await database.read(op)
-    return [SearchHit(session_id, seq, bytes(snippet).decode("utf-8", "replace"))
-            for _id, session_id, seq, snippet in rows]
+    return [
+        SearchHit(session_id, seq, bytes(snippet).decode("utf-8", "replace"))
+        for _id, session_id, seq, snippet in rows
+    ]
 
 
 async def _repair_index(database: Database, message_ids: list[int]) -> None:
@@ -106,14 +107,16 @@ async def _repair_index(database: Database, message_ids: list[int]) -> None:
 
     async def op(conn: aiosqlite.Connection) -> None:
         for message_id in message_ids:
-            rows = list(await conn.execute_fetchall(
-                "SELECT data FROM messages WHERE id = ?", (message_id,)))
+            rows = list(
+                await conn.execute_fetchall("SELECT data FROM messages WHERE id = ?", (message_id,))
+            )
             if not rows:
                 continue
             text = _index_text_of(str(rows[0][0]))
             if text is not None:
                 await conn.execute(
-                    "UPDATE messages_fts SET text = ? WHERE rowid = ?", (text, message_id))
+                    "UPDATE messages_fts SET text = ? WHERE rowid = ?", (text, message_id)
+                )
 
     await database.transaction(op)
 
@@ -141,9 +144,7 @@ def _index_text_of(data: str) -> str | None:
     return storable_text(content) if isinstance(content, str) else None
 
 
-async def set_index_text(
-    conn: aiosqlite.Connection, session_id: str, seq: int, text: str
-) -> None:
+async def set_index_text(conn: aiosqlite.Connection, session_id: str, seq: int, text: str) -> None:
     await conn.execute(
         "UPDATE messages_fts SET text = ? WHERE rowid = "
         "(SELECT id FROM messages WHERE session_id = ? AND seq = ?)",
@@ -157,4 +158,3 @@ def _is_utf8(data: bytes) -> bool:
     except UnicodeDecodeError:
         return False
     return True
-

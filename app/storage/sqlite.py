@@ -66,7 +66,6 @@ _INSERT: Final = """
 _TAIL: Final = "SELECT seq, data FROM messages WHERE session_id = ? ORDER BY seq DESC LIMIT ?"
 
 
-
 class SQLiteSessionStore:
     """Sessions and their messages in one SQLite file (see the module docstring)."""
 
@@ -250,6 +249,7 @@ class SQLiteSessionStore:
 
     async def rename_session(self, session_id: str, title: str | None) -> None:
         title = storable_text(title) if title is not None else None
+
         async def op(conn: aiosqlite.Connection) -> None:
             await conn.execute("UPDATE sessions SET title = ? WHERE id = ?", (title, session_id))
 
@@ -349,10 +349,12 @@ def _lock_file_error(lock: Path, err: OSError) -> StorageError:
     reason = err.strerror or type(err).__name__
     where = f"the conversation lock file {lock}"
     if err.errno == errno.ENOSPC:
-        return StorageFullError(f"Cannot create {where}: the disk is full. Free some space, "
-                                "then try again.")
+        return StorageFullError(
+            f"Cannot create {where}: the disk is full. Free some space, then try again."
+        )
     if err.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
-        return StorageReadOnlyError(f"Cannot create {where} ({reason}): the folder cannot be "
-                                    "written. Make it writable or choose another data folder.")
-    return StorageError(f"Cannot create {where} ({reason}). Check the data folder, then try "
-                        "again.")
+        return StorageReadOnlyError(
+            f"Cannot create {where} ({reason}): the folder cannot be "
+            "written. Make it writable or choose another data folder."
+        )
+    return StorageError(f"Cannot create {where} ({reason}). Check the data folder, then try again.")

@@ -65,4 +65,3 @@ def translate_sqlite_error(err: BaseException, path: str) -> StorageError | None
 def translated(err: sqlite3.Error, path: str) -> Exception:
     """The translated error for ``err``, or ``err`` itself when it is a bug."""
     return translate_sqlite_error(err, path) or err
-

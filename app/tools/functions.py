@@ -127,8 +127,11 @@ class FunctionTool:
                 else:
                     context = contextvars.copy_context()  # as asyncio.to_thread does
                     thread = asyncio.get_running_loop().run_in_executor(
-                        None, functools.partial(
-                            gate.run, functools.partial(context.run, self.function, **kwargs)))
+                        None,
+                        functools.partial(
+                            gate.run, functools.partial(context.run, self.function, **kwargs)
+                        ),
+                    )
                     # Shielded: cancelling cannot stop the thread, and its outcome is still
                     # wanted (see _outlived).
                     in_thread = True
@@ -154,8 +157,9 @@ class FunctionTool:
             return ToolResult(f"{type(err).__name__}: {err}", success=False)
         return ToolResult(_to_content(value))
 
-    async def _outlived(self, thread: asyncio.Future[Any], gate: _StartGate, *,
-                        timed_out: bool) -> ToolResult:
+    async def _outlived(
+        self, thread: asyncio.Future[Any], gate: _StartGate, *, timed_out: bool
+    ) -> ToolResult:
         """The truthful result of a sync call stopped (or timed out) while its thread runs.
 
         A call still queued for a worker thread (all busy) is called off: it never runs.
@@ -163,14 +167,27 @@ class FunctionTool:
         reports what the function did if it finished, else that it may still complete.
         """
         if gate.call_off():
-            what = (f"{self.name} did not start within its {self.timeout:g}-second limit"
-                    if timed_out else "The request was stopped before this tool started")
-            return ToolResult(f"{what} (it was waiting for a free worker thread), so it did "
-                              "not run.", success=False, outcome=ToolOutcome.NOT_STARTED)
-        why = (f"{self.name} did not finish within its {self.timeout:g}-second limit"
-               if timed_out else "The request was stopped while this tool was running")
-        log.info("%s: waiting up to %g s for tool %s, which cannot be interrupted",
-                 "timed out" if timed_out else "stopped", STOP_GRACE, self.name)
+            what = (
+                f"{self.name} did not start within its {self.timeout:g}-second limit"
+                if timed_out
+                else "The request was stopped before this tool started"
+            )
+            return ToolResult(
+                f"{what} (it was waiting for a free worker thread), so it did not run.",
+                success=False,
+                outcome=ToolOutcome.NOT_STARTED,
+            )
+        why = (
+            f"{self.name} did not finish within its {self.timeout:g}-second limit"
+            if timed_out
+            else "The request was stopped while this tool was running"
+        )
+        log.info(
+            "%s: waiting up to %g s for tool %s, which cannot be interrupted",
+            "timed out" if timed_out else "stopped",
+            STOP_GRACE,
+            self.name,
+        )
         try:
             await asyncio.wait({thread}, timeout=STOP_GRACE)
         except asyncio.CancelledError:  # Stop again: answer now
@@ -178,12 +195,17 @@ class FunctionTool:
         if thread.done() and not thread.cancelled():
             error = thread.exception()
             if error is not None:
-                return ToolResult(f"{why}, but it cannot be interrupted and then failed: "
-                                  f"{type(error).__name__}: {error}", success=False)
+                return ToolResult(
+                    f"{why}, but it cannot be interrupted and then failed: "
+                    f"{type(error).__name__}: {error}",
+                    success=False,
+                )
             value = thread.result()
             if not inspect.isawaitable(value):
-                return ToolResult(f"{why}, but it cannot be interrupted and completed anyway. "
-                                  f"Its result:\n{_to_content(value)}")
+                return ToolResult(
+                    f"{why}, but it cannot be interrupted and completed anyway. "
+                    f"Its result:\n{_to_content(value)}"
+                )
             close = getattr(value, "close", None)  # a coroutine it returned never runs now
             if close is not None:
                 close()
@@ -193,9 +215,12 @@ class FunctionTool:
 
         def finished(done: concurrent.futures.Future[Any] | asyncio.Future[Any]) -> None:
             error = None if done.cancelled() else done.exception()
-            log.warning("tool %s finished %.1f s after its result said it may still complete "
-                        "(%s)", name, time.monotonic() - stopped_at,
-                        "it succeeded" if error is None else f"{type(error).__name__}: {error}")
+            log.warning(
+                "tool %s finished %.1f s after its result said it may still complete (%s)",
+                name,
+                time.monotonic() - stopped_at,
+                "it succeeded" if error is None else f"{type(error).__name__}: {error}",
+            )
 
         thread.add_done_callback(finished)
         if timed_out:
@@ -203,7 +228,10 @@ class FunctionTool:
                 f"{why}. It cannot be interrupted and was still running when this was written, "
                 f"so it {MAY_STILL_COMPLETE}: whatever it changes may or may "
                 "not have happened. Check the current state before relying on it or running "
-                "it again.", success=False, outcome=ToolOutcome.MAY_HAVE_RUN)
+                "it again.",
+                success=False,
+                outcome=ToolOutcome.MAY_HAVE_RUN,
+            )
         return ToolResult(
             STOPPED_STILL_RUNNING_TEXT, success=False, outcome=ToolOutcome.MAY_HAVE_RUN
         )
@@ -349,8 +377,13 @@ def _schema_for(annotation: Any) -> dict[str, Any]:
         return {"type": "integer"}
     if annotation is float:
         return {"type": "number"}
-    if annotation in (list, tuple, set, frozenset) or origin in (list, tuple, set, frozenset,
-                                                                 Sequence):
+    if annotation in (list, tuple, set, frozenset) or origin in (
+        list,
+        tuple,
+        set,
+        frozenset,
+        Sequence,
+    ):
         array: dict[str, Any] = {"type": "array"}
         if args and args[-1] is not Ellipsis:
             array["items"] = _schema_for(args[0])
@@ -405,10 +438,15 @@ def _describe(schema: Mapping[str, Any]) -> str:
         return "one of " + ", ".join(json.dumps(v) for v in schema["enum"])
     if "anyOf" in schema:
         return " or ".join(_describe(s) for s in schema["anyOf"])
-    return {"string": "a string", "boolean": "true or false", "integer": "an integer",
-            "number": "a number", "array": "a list", "object": "an object",
-            "null": "null"}.get(
-        str(schema.get("type")), "a value")
+    return {
+        "string": "a string",
+        "boolean": "true or false",
+        "integer": "an integer",
+        "number": "a number",
+        "array": "a list",
+        "object": "an object",
+        "null": "null",
+    }.get(str(schema.get("type")), "a value")
 
 
 def as_tool(

@@ -171,7 +171,9 @@ class McpToolSource:
     def alive(self) -> bool:
         """Whether the connection is up (false once the server exited or after closing)."""
         return (
-            self._session is not None and self._runner is not None and not self._runner.done()
+            self._session is not None
+            and self._runner is not None
+            and not self._runner.done()
             and not self._stop.is_set()
         )
 
@@ -200,7 +202,8 @@ class McpToolSource:
         waiter = asyncio.ensure_future(self._ready.wait())
         try:
             done, _ = await asyncio.wait(
-                {waiter, self._runner}, timeout=self.connect_timeout,
+                {waiter, self._runner},
+                timeout=self.connect_timeout,
                 return_when=asyncio.FIRST_COMPLETED,
             )
         except BaseException:
@@ -353,8 +356,9 @@ class McpToolSource:
             )
         text = _result_text(result)
         if getattr(result, "is_error", False):
-            return ToolResult(text or f"The MCP server {server!r} reported an error in {tool!r}.",
-                              success=False)
+            return ToolResult(
+                text or f"The MCP server {server!r} reported an error in {tool!r}.", success=False
+            )
         return ToolResult(text)
 
     def _stopped_text(self, tool: str, why: str, *, hint: bool = False) -> str:
@@ -416,7 +420,10 @@ def _expected_end(err: BaseException) -> bool:
         return all(_expected_end(e) for e in err.exceptions)
     return isinstance(
         err,
-        MCPError | OSError | anyio.ClosedResourceError | anyio.BrokenResourceError
+        MCPError
+        | OSError
+        | anyio.ClosedResourceError
+        | anyio.BrokenResourceError
         | anyio.EndOfStream,
     )
 
@@ -435,4 +442,3 @@ def _error_text(err: BaseException) -> str:
         return "; ".join(_error_text(e) for e in err.exceptions)
     text = str(err).strip()
     return f"{type(err).__name__}: {text}" if text else type(err).__name__
-

@@ -65,10 +65,13 @@ __all__ = ["Workspace", "WorkspaceError", "is_temporary_name", "temporary_is_sta
 log = logging.getLogger(__name__)
 
 _FD_WALK = (
-    all(f in os.supports_dir_fd for f in (os.open, os.stat, os.mkdir, os.readlink, os.rename,
-                                         os.unlink))
+    all(
+        f in os.supports_dir_fd
+        for f in (os.open, os.stat, os.mkdir, os.readlink, os.rename, os.unlink)
+    )
     and os.scandir in os.supports_fd
-    and hasattr(os, "O_NOFOLLOW") and hasattr(os, "O_DIRECTORY")
+    and hasattr(os, "O_NOFOLLOW")
+    and hasattr(os, "O_DIRECTORY")
 )
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
@@ -97,7 +100,11 @@ def is_temporary_name(name: str) -> bool:
 
 
 def temporary_is_stale(
-    name: str, *, age: float, own_pid: int, own_active: set[str] | frozenset[str],
+    name: str,
+    *,
+    age: float,
+    own_pid: int,
+    own_active: set[str] | frozenset[str],
     pid_alive: Callable[[int], bool],
 ) -> bool:
     """Whether the temporary file ``name`` (``age`` seconds old) is certainly abandoned.
@@ -141,8 +148,10 @@ def _replacement_note(count: int) -> str:
     if not count:
         return ""
     what = "character that is" if count == 1 else "characters that are"
-    return (f" {count} {what} not valid Unicode (a lone UTF-16 surrogate) became U+FFFD "
-            "(\ufffd); write the intended characters if they matter.")
+    return (
+        f" {count} {what} not valid Unicode (a lone UTF-16 surrogate) became U+FFFD "
+        "(\ufffd); write the intended characters if they matter."
+    )
 
 
 @dataclass(frozen=True)
@@ -205,7 +214,7 @@ class Workspace:
         """The components of an absolute path below the workspace root, or None if outside."""
         parts, root = PurePath(absolute).parts, self.root.parts
         if parts[: len(root)] == root:
-            return list(parts[len(root):])
+            return list(parts[len(root) :])
         try:  # the workspace reached through another spelling (a link above it)
             resolved = Path(absolute).resolve(strict=False)
         except (OSError, RuntimeError):
@@ -273,8 +282,9 @@ class Workspace:
                 here = dirs[-1]
                 entry, dir_fd = here.at(name)
                 try:
-                    info: os.stat_result | None = os.stat(entry, dir_fd=dir_fd,
-                                                          follow_symlinks=False)
+                    info: os.stat_result | None = os.stat(
+                        entry, dir_fd=dir_fd, follow_symlinks=False
+                    )
                 except FileNotFoundError:
                     info = None
                 if info is not None and stat.S_ISLNK(info.st_mode):
@@ -346,8 +356,13 @@ class Workspace:
                 info = os.stat(path, dir_fd=dir_fd, follow_symlinks=False)
                 if not stat.S_ISREG(info.st_mode):
                     continue
-                if temporary_is_stale(name, age=time.time() - info.st_mtime, own_pid=os.getpid(),
-                                      own_active=active, pid_alive=_pid_alive):
+                if temporary_is_stale(
+                    name,
+                    age=time.time() - info.st_mtime,
+                    own_pid=os.getpid(),
+                    own_active=active,
+                    pid_alive=_pid_alive,
+                ):
                     os.unlink(path, dir_fd=dir_fd)
                     log.info("removed an abandoned temporary file %s", folder.path / name)
             except FileNotFoundError:
@@ -547,8 +562,9 @@ class Workspace:
         if before is not None and stat.S_ISDIR(before.st_mode):
             raise WorkspaceError(f"'{path}' is a folder; give a file path.")
         with contextlib.suppress(OSError):
-            self._remove_stale(folder, [e.name for e in self._scan(folder)
-                                        if is_temporary_name(e.name)])
+            self._remove_stale(
+                folder, [e.name for e in self._scan(folder) if is_temporary_name(e.name)]
+            )
         temporary = f".continuum-{os.getpid()}-{secrets.token_hex(6)}.tmp"
         keep_mode = before is not None and stat.S_ISREG(before.st_mode)
         # A new file gets the usual mode (umask applies); a replaced one keeps its own, and the
@@ -558,8 +574,12 @@ class Workspace:
         with _active_lock:
             _active.add(temporary)
         try:
-            fd = os.open(tmp_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | _NOFOLLOW | _COMMON,
-                         mode, dir_fd=dir_fd)
+            fd = os.open(
+                tmp_path,
+                os.O_CREAT | os.O_EXCL | os.O_WRONLY | _NOFOLLOW | _COMMON,
+                mode,
+                dir_fd=dir_fd,
+            )
             try:
                 with os.fdopen(fd, "wb") as out:
                     out.write(data)

@@ -21,8 +21,9 @@ async def main(data_dir: str) -> None:
     await services.start_simulator()
     await services.configure_model()
     simulator = services._simulator
-    simulator.enqueue(Reply(text="The first words of an answer that never", fault=Fault(
-        FaultKind.STALL, after=4)))
+    simulator.enqueue(
+        Reply(text="The first words of an answer that never", fault=Fault(FaultKind.STALL, after=4))
+    )
     session = await services.new_session("crash test")
     print(session.id, flush=True)
     async for event in services.stream(session.id, "Tell me a story"):

@@ -72,7 +72,9 @@ async def main(db: str, log_path: str, scenario: str) -> None:
     storage = SQLiteSessionExtension(db)
     a_saved = asyncio.Event()
     agent = await Agent.create(
-        ChildModel(scenario), AgentRunConfig("crash"), tools=[make_tool(log_path, a_saved)],
+        ChildModel(scenario),
+        AgentRunConfig("crash"),
+        tools=[make_tool(log_path, a_saved)],
         extensions=[storage],
     )
     async for event in agent.stream("Please write notes a and b"):

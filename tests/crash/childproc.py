@@ -39,8 +39,15 @@ def run_and_kill(
     """Start ``argv``; SIGKILL it ``delay`` seconds after the first line ``is_milestone`` accepts
     (or at ``timeout`` / when it exits on its own)."""
     with open(stderr_path, "wb") as stderr:
-        proc = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=stderr, text=True,
-                                bufsize=1, env=dict(env) if env is not None else None, cwd=cwd)
+        proc = subprocess.Popen(
+            list(argv),
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            bufsize=1,
+            env=dict(env) if env is not None else None,
+            cwd=cwd,
+        )
     lines: queue.Queue[str | None] = queue.Queue()
 
     def pump() -> None:

@@ -88,26 +88,49 @@ from tests.crash.matrix_checks import (
 from tests.crash.mutations import ENV as MUTATION_ENV
 from tests.crash.mutations import MUTATIONS
 
-__all__ = ["POINTS", "Outcome", "Trial", "check_draft", "check_effects", "expected_status",
-           "format_tally", "main", "plan", "run_matrix", "tally"]
+__all__ = [
+    "POINTS",
+    "Outcome",
+    "Trial",
+    "check_draft",
+    "check_effects",
+    "expected_status",
+    "format_tally",
+    "main",
+    "plan",
+    "run_matrix",
+    "tally",
+]
 
 CHILD = Path(__file__).with_name("matrix_child.py")
-POINTS = ("streaming", "tool_call_saved", "awaiting_approval", "mid_tool", "tool_result_saved",
-          "commit", "migration", "recovery")
+POINTS = (
+    "streaming",
+    "tool_call_saved",
+    "awaiting_approval",
+    "mid_tool",
+    "tool_result_saved",
+    "commit",
+    "migration",
+    "recovery",
+)
 #: Where the first process dies in a ``recovery`` trial (each leaves something to resume).
 BEFORE_RECOVERY = ("streaming", "tool_call_saved", "awaiting_approval", "mid_tool")
 RECOVERY_KILLS = ("info", "saved", "awaiting_approval", "mid_tool", "streaming")
 USER_TEXT = "Please write the notes for the plan."
 FULL_STEPS = (
-    {"text": "I will write two notes for you now, one for each part of the plan.",
-     "tags": ["a1", "a2"]},
+    {
+        "text": "I will write two notes for you now, one for each part of the plan.",
+        "tags": ["a1", "a2"],
+    },
     {"text": "One more note, then I can summarise everything for you.", "tags": ["b1"]},
-    {"text": "All three notes are written and the task is complete; nothing else is needed.",
-     "tags": []},
+    {
+        "text": "All three notes are written and the task is complete; nothing else is needed.",
+        "tags": [],
+    },
 )
-BURST_STEPS = tuple(
-    {"text": f"Round {i}: noting.", "tags": [f"c{i}"]} for i in range(1, 7)
-) + ({"text": "Done with every round.", "tags": []},)
+BURST_STEPS = tuple({"text": f"Round {i}: noting.", "tags": [f"c{i}"]} for i in range(1, 7)) + (
+    {"text": "Done with every round.", "tags": []},
+)
 #: A v1 database (before drafts, stop records and search) the migration point opens.
 V1_SESSIONS, V1_MESSAGES = 4, 4000
 V1_WORD = "zebrafinch"
@@ -118,10 +141,14 @@ HOLD = 0.5  # seconds a tool or an approval is held at the point that kills insi
 def resume_steps(attempt: int) -> tuple[dict[str, Any], ...]:
     """What the model answers a resume: a step that asks for one more note, then the end."""
     return (
-        {"text": f"Resuming (attempt {attempt}): one more note to check the others.",
-         "tags": [f"r{attempt}"]},
-        {"text": f"Resumed (attempt {attempt}): every note is in place; the task is done.",
-         "tags": []},
+        {
+            "text": f"Resuming (attempt {attempt}): one more note to check the others.",
+            "tags": [f"r{attempt}"],
+        },
+        {
+            "text": f"Resumed (attempt {attempt}): every note is in place; the task is done.",
+            "tags": [],
+        },
     )
 
 
@@ -164,11 +191,15 @@ class Outcome:
     seconds: float = 0.0
 
 
-def _first_target(point: str, rng: random.Random, approval: str,
-                  ) -> tuple[dict[str, Any], float]:
+def _first_target(
+    point: str,
+    rng: random.Random,
+    approval: str,
+) -> tuple[dict[str, Any], float]:
     if point == "streaming":
-        return {"step": rng.randrange(len(FULL_STEPS)), "piece": rng.randint(1, 8)}, \
-            rng.uniform(0, 0.003)
+        return {"step": rng.randrange(len(FULL_STEPS)), "piece": rng.randint(1, 8)}, rng.uniform(
+            0, 0.003
+        )
     if point == "tool_call_saved":
         return {"step": rng.randrange(2)}, rng.uniform(0, 0.001)
     if point == "awaiting_approval":
@@ -193,8 +224,7 @@ def _resume_target(rng: random.Random) -> tuple[dict[str, Any], float]:
     if at == "saved":
         return {"point": "saved", "n": rng.randint(1, 3)}, rng.uniform(0, 0.001)
     if at == "streaming":
-        return {"point": "streaming", "step": 0, "piece": rng.randint(1, 6)}, \
-            rng.uniform(0, 0.003)
+        return {"point": "streaming", "step": 0, "piece": rng.randint(1, 6)}, rng.uniform(0, 0.003)
     return {"point": at, "tag": "r1"}, rng.uniform(0, 0.05)
 
 
@@ -213,17 +243,35 @@ def plan(kills: int, seed: int, points: Sequence[str] = POINTS) -> list[Trial]:
         target, delay = _first_target(first or point, rng, approval)
         resume_target, resume_delay = _resume_target(rng) if point == "recovery" else (None, 0.0)
         scenario = {"commit": "burst", "migration": "migrate"}.get(point, "full")
-        trials.append(Trial(index, point, rng.randrange(2**31), delay, target, scenario,
-                            approval, first, resume_target, resume_delay))
+        trials.append(
+            Trial(
+                index,
+                point,
+                rng.randrange(2**31),
+                delay,
+                target,
+                scenario,
+                approval,
+                first,
+                resume_target,
+                resume_delay,
+            )
+        )
     return trials
 
 
 # --- the children -----------------------------------------------------------------------------
 
 
-def child_spec(trial: Trial, data_dir: Path, log: Path, *, attempt: int = 0,
-               session: str | None = None, target: dict[str, Any] | None = None,
-               ) -> dict[str, Any]:
+def child_spec(
+    trial: Trial,
+    data_dir: Path,
+    log: Path,
+    *,
+    attempt: int = 0,
+    session: str | None = None,
+    target: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """The spec of the first process (``attempt`` 0) or of the ``attempt``-th recovery."""
     rng = random.Random(trial.seed + attempt)
     burst = trial.scenario == "burst"
@@ -270,16 +318,22 @@ class Milestones:
         if tag == "DELTA":
             step = int(words[0])
             self.pieces[step] += 1
-            return point == "streaming" and step == target["step"] and (
-                self.pieces[step] == target["piece"])
+            return (
+                point == "streaming"
+                and step == target["step"]
+                and (self.pieces[step] == target["piece"])
+            )
         if tag == "SAVED":
             self.saved += 1
             if point == "saved" and self.saved == target["n"]:
                 return True
             if words[1] == "AssistantMessage":
                 self.assistant_saved += 1
-                return point == "tool_call_saved" and words[2] == "tool_use" and (
-                    self.assistant_saved == target["step"] + 1)
+                return (
+                    point == "tool_call_saved"
+                    and words[2] == "tool_use"
+                    and (self.assistant_saved == target["step"] + 1)
+                )
             if words[1] == "ToolMessage":
                 self.tool_results += 1
                 return point == "tool_result_saved" and self.tool_results == target["result"]
@@ -300,8 +354,9 @@ class Milestones:
         return False
 
 
-def run_child(spec: dict[str, Any], milestones: Milestones, delay: float, work: Path,
-              mutation: str | None) -> tuple[list[str], str, bool]:
+def run_child(
+    spec: dict[str, Any], milestones: Milestones, delay: float, work: Path, mutation: str | None
+) -> tuple[list[str], str, bool]:
     """Start a child, SIGKILL it at its milestone; (its lines, stderr tail, reached)."""
     env = dict(os.environ)
     env.pop(MUTATION_ENV, None)
@@ -309,8 +364,12 @@ def run_child(spec: dict[str, Any], milestones: Milestones, delay: float, work: 
         env[MUTATION_ENV] = mutation
     result = run_and_kill(
         [sys.executable, str(CHILD), json.dumps(spec)],
-        stderr_path=work / "child.stderr", is_milestone=milestones.reached,
-        timeout=MILESTONE_TIMEOUT, delay=delay, tail_chars=2000, env=env,
+        stderr_path=work / "child.stderr",
+        is_milestone=milestones.reached,
+        timeout=MILESTONE_TIMEOUT,
+        delay=delay,
+        tail_chars=2000,
+        env=env,
     )
     prefix = "" if result.by_sigkill else f"exit {result.returncode}: "
     return result.lines, prefix + result.stderr_tail, result.reached and result.by_sigkill
@@ -334,13 +393,18 @@ def make_v1_database(path: Path) -> None:
         now = time.time()
         for s in range(V1_SESSIONS):
             for seq in range(1, V1_MESSAGES // V1_SESSIONS + 1):
-                message = (UserMessage(f"question {seq} about the {V1_WORD} in session {s}")
-                           if seq % 2 else AssistantMessage(f"answer {seq} " + "text " * 40))
+                message = (
+                    UserMessage(f"question {seq} about the {V1_WORD} in session {s}")
+                    if seq % 2
+                    else AssistantMessage(f"answer {seq} " + "text " * 40)
+                )
                 kind = "user" if seq % 2 else "assistant"
                 rows.append((f"v1-{s}", seq, "r", kind, message_to_json(message), now + seq))
         conn.executemany(
             "INSERT INTO messages(session_id, seq, request_id, kind, data, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?)", rows)
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            rows,
+        )
         conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
         conn.execute("PRAGMA user_version=1")
         conn.execute("COMMIT")
@@ -405,8 +469,9 @@ class TrialCheck:
 
         check_rows(rows, self.procs, USER_TEXT, fail, counts)
         effects = read_effects(self.log)
-        saved_calls = {c["id"] for r in rows if r[1] == "assistant"
-                       for c in r[2].get("tool_calls") or ()}
+        saved_calls = {
+            c["id"] for r in rows if r[1] == "assistant" for c in r[2].get("tool_calls") or ()
+        }
         probe = Outcome(self.trial)
         check_effects(effects, rows, saved_calls, probe)
         for message in probe.violations:
@@ -416,19 +481,35 @@ class TrialCheck:
         out.lost = max(out.lost, counts["lost"])
         out.changed = max(out.changed, counts["changed"])
         out.duplicated = max(out.duplicated, counts["duplicated"])
-        if self.procs[-1].request_id and sid not in state["markers"] and (
-            expected_status(rows) != "blocked:completed"
+        if (
+            self.procs[-1].request_id
+            and sid not in state["markers"]
+            and (expected_status(rows) != "blocked:completed")
         ):
             fail("the request had started and is unfinished, yet no running marker was left")
         return rows, state, effects
 
     def draft_sources(self, rows: list[Any]) -> list[tuple[Any, int, dict[int, str]]]:
-        return [(p.steps, sum(1 for r in rows if r[1] == "assistant" and r[3] == p.request_id),
-                 p.screen) for p in self.procs if p.request_id]
+        return [
+            (
+                p.steps,
+                sum(1 for r in rows if r[1] == "assistant" and r[3] == p.request_id),
+                p.screen,
+            )
+            for p in self.procs
+            if p.request_id
+        ]
 
 
-def check(trial: Trial, data_dir: Path, log: Path, lines: list[str], out: Outcome,
-          work: Path, mutation: str | None) -> None:
+def check(
+    trial: Trial,
+    data_dir: Path,
+    log: Path,
+    lines: list[str],
+    out: Outcome,
+    work: Path,
+    mutation: str | None,
+) -> None:
     """Check the first kill, recover (killing the recovery too in ``recovery`` trials), check
     each step, then read the folder back in this process."""
     checks = TrialCheck(trial, data_dir, log, out)
@@ -453,13 +534,18 @@ def check(trial: Trial, data_dir: Path, log: Path, lines: list[str], out: Outcom
         target = killing or {"point": "done"}
         spec = child_spec(trial, data_dir, log, attempt=attempt, session=sid, target=target)
         lines, stderr, reached = run_child(
-            spec, Milestones(target["point"], target, resume=True),
-            trial.resume_delay if killing else 0.0, work, mutation)
+            spec,
+            Milestones(target["point"], target, resume=True),
+            trial.resume_delay if killing else 0.0,
+            work,
+            mutation,
+        )
         out.resumes += 1
         proc = parse_child(f"recovery {attempt}", spec["steps"], lines)
         if not reached or proc.info is None:
-            checks.fail(f"recovery {attempt} did not get to its milestone; it said "
-                        f"{lines[-3:]}: {stderr}")
+            checks.fail(
+                f"recovery {attempt} did not get to its milestone; it said {lines[-3:]}: {stderr}"
+            )
             return
         info = proc.info
 
@@ -494,8 +580,9 @@ def check(trial: Trial, data_dir: Path, log: Path, lines: list[str], out: Outcom
     out.recovered = not out.violations
 
 
-async def read_back(trial: Trial, data_dir: Path, sid: str | None, resumed: bool,
-                    fail: Callable[[str], None]) -> None:
+async def read_back(
+    trial: Trial, data_dir: Path, sid: str | None, resumed: bool, fail: Callable[[str], None]
+) -> None:
     """The folder read back through the app in this (checking) process, after recovery."""
     from app.services import AppServices
 
@@ -521,8 +608,9 @@ async def read_back(trial: Trial, data_dir: Path, sid: str | None, resumed: bool
 # --- running ----------------------------------------------------------------------------------
 
 
-def run_trial(trial: Trial, root: Path, template_v1: Path | None,
-              mutation: str | None = None) -> Outcome:
+def run_trial(
+    trial: Trial, root: Path, template_v1: Path | None, mutation: str | None = None
+) -> Outcome:
     started = time.monotonic()
     out = Outcome(trial)
     work = root / f"trial-{trial.index:05d}"
@@ -535,7 +623,8 @@ def run_trial(trial: Trial, root: Path, template_v1: Path | None,
     try:
         spec = child_spec(trial, data_dir, log)
         lines, stderr, reached = run_child(
-            spec, Milestones(trial.kill_point, trial.target), trial.delay, work, mutation)
+            spec, Milestones(trial.kill_point, trial.target), trial.delay, work, mutation
+        )
         if not reached:
             out.violations.append(f"milestone not reached; child said {lines[-3:]}: {stderr}")
         else:
@@ -549,8 +638,13 @@ def run_trial(trial: Trial, root: Path, template_v1: Path | None,
 
 
 def run_matrix(
-    kills: int, seed: int, *, jobs: int = 1, root: Path | None = None,
-    progress: Callable[[Outcome], None] | None = None, mutation: str | None = None,
+    kills: int,
+    seed: int,
+    *,
+    jobs: int = 1,
+    root: Path | None = None,
+    progress: Callable[[Outcome], None] | None = None,
+    mutation: str | None = None,
     points: Sequence[str] = POINTS,
 ) -> list[Outcome]:
     if mutation is not None and mutation not in MUTATIONS:
@@ -594,21 +688,34 @@ def tally(outcomes: list[Outcome]) -> dict[str, dict[str, Any]]:
     return table
 
 
-COLUMNS = (("kills", "kills", 5), ("+2nd", "recovery_kills", 4), ("recovered", "recovered", 9), ("tool 2x", "tool_double_runs", 7),
-           ("lost", "lost_messages", 4), ("text", "changed_messages", 4), ("dup", "duplicated", 3),
-           ("bad", "violations", 3), ("crashed", "crashed_records", 7),
-           ("draft", "drafts_kept", 5), ("resumes", "resumes", 7))
+COLUMNS = (
+    ("kills", "kills", 5),
+    ("+2nd", "recovery_kills", 4),
+    ("recovered", "recovered", 9),
+    ("tool 2x", "tool_double_runs", 7),
+    ("lost", "lost_messages", 4),
+    ("text", "changed_messages", 4),
+    ("dup", "duplicated", 3),
+    ("bad", "violations", 3),
+    ("crashed", "crashed_records", 7),
+    ("draft", "drafts_kept", 5),
+    ("resumes", "resumes", 7),
+)
 
 
 def format_tally(table: dict[str, dict[str, Any]]) -> str:
-    head = f"{'kill point':<18} " + " ".join(f"{title:>{w}}" for title, _, w in COLUMNS) + \
-        "  resume status after the (first) kill"
+    head = (
+        f"{'kill point':<18} "
+        + " ".join(f"{title:>{w}}" for title, _, w in COLUMNS)
+        + "  resume status after the (first) kill"
+    )
     lines = [head, "-" * len(head)]
     totals: collections.Counter[str] = collections.Counter()
     for point, row in table.items():
         landed = ", ".join(f"{k}={v}" for k, v in sorted(row["landed"].items()))
-        lines.append(f"{point:<18} " + " ".join(f"{row[key]:>{w}}" for _, key, w in COLUMNS)
-                     + f"  {landed}")
+        lines.append(
+            f"{point:<18} " + " ".join(f"{row[key]:>{w}}" for _, key, w in COLUMNS) + f"  {landed}"
+        )
         totals.update({k: v for k, v in row.items() if isinstance(v, int)})
     lines.append(f"{'total':<18} " + " ".join(f"{totals[key]:>{w}}" for _, key, w in COLUMNS))
     return "\n".join(lines)
@@ -616,16 +723,23 @@ def format_tally(table: dict[str, dict[str, Any]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--kills", type=int, default=500, help="trials (a recovery trial "
-                        "kills twice)")
+    parser.add_argument(
+        "--kills", type=int, default=500, help="trials (a recovery trial kills twice)"
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--jobs", type=int, default=max(1, min(4, (os.cpu_count() or 2) // 2)))
     parser.add_argument("--json", type=Path, help="write the tally and every outcome here")
-    parser.add_argument("--mutation", choices=sorted(MUTATIONS),
-                        default=os.environ.get(MUTATION_ENV) or None,
-                        help="run the children with this deliberate bug (the run must fail)")
-    parser.add_argument("--points", default=",".join(POINTS),
-                        help="comma-separated kill points to use (default: all)")
+    parser.add_argument(
+        "--mutation",
+        choices=sorted(MUTATIONS),
+        default=os.environ.get(MUTATION_ENV) or None,
+        help="run the children with this deliberate bug (the run must fail)",
+    )
+    parser.add_argument(
+        "--points",
+        default=",".join(POINTS),
+        help="comma-separated kill points to use (default: all)",
+    )
     args = parser.parse_args(argv)
     points = tuple(p for p in args.points.split(",") if p)
     if unknown := set(points) - set(POINTS):
@@ -637,25 +751,45 @@ def main(argv: list[str] | None = None) -> int:
         nonlocal done
         done += 1
         if outcome.violations:
-            print(f"[{done}/{args.kills}] {outcome.trial.point} #{outcome.trial.index} FAILED: "
-                  + "; ".join(outcome.violations), flush=True)
+            print(
+                f"[{done}/{args.kills}] {outcome.trial.point} #{outcome.trial.index} FAILED: "
+                + "; ".join(outcome.violations),
+                flush=True,
+            )
         elif done % 25 == 0:
             print(f"[{done}/{args.kills}] {time.monotonic() - started:.0f} s", flush=True)
 
-    outcomes = run_matrix(args.kills, args.seed, jobs=args.jobs, progress=progress,
-                          mutation=args.mutation, points=points)
+    outcomes = run_matrix(
+        args.kills,
+        args.seed,
+        jobs=args.jobs,
+        progress=progress,
+        mutation=args.mutation,
+        points=points,
+    )
     table = tally(outcomes)
     elapsed = time.monotonic() - started
     print(format_tally(table))
     kills = sum(row["kills"] + row["recovery_kills"] for row in table.values())
-    print(f"{len(outcomes)} trials, {kills} kills in {elapsed:.0f} s (seed {args.seed}, "
-          f"{args.jobs} jobs{f', mutation {args.mutation}' if args.mutation else ''})")
+    print(
+        f"{len(outcomes)} trials, {kills} kills in {elapsed:.0f} s (seed {args.seed}, "
+        f"{args.jobs} jobs{f', mutation {args.mutation}' if args.mutation else ''})"
+    )
     if args.json:
-        args.json.write_text(json.dumps({
-            "seed": args.seed, "kills": kills, "seconds": elapsed, "mutation": args.mutation,
-            "tally": table,
-            "outcomes": [{**asdict(o), "trial": asdict(o.trial)} for o in outcomes],
-        }, indent=2, default=str))
+        args.json.write_text(
+            json.dumps(
+                {
+                    "seed": args.seed,
+                    "kills": kills,
+                    "seconds": elapsed,
+                    "mutation": args.mutation,
+                    "tally": table,
+                    "outcomes": [{**asdict(o), "trial": asdict(o.trial)} for o in outcomes],
+                },
+                indent=2,
+                default=str,
+            )
+        )
     return 1 if any(o.violations for o in outcomes) else 0
 
 

@@ -93,7 +93,8 @@ def raw_state(db: Path) -> dict[str, Any]:
                 state["rows"][session_id].append((seq, kind, json.loads(data), request_id))
         state["markers"] = (
             {r[0] for r in conn.execute("SELECT session_id FROM running_requests")}
-            if "running_requests" in tables else set()
+            if "running_requests" in tables
+            else set()
         )
         return state
     finally:
@@ -120,7 +121,8 @@ def expected_status(rows: Sequence[Row]) -> str:
         if stop in (None, "end_turn"):
             return "blocked:completed"
         return {"refusal": "blocked:refused", "context_full": "blocked:context_full"}.get(
-            stop, "blocked:unknown_stop")
+            stop, "blocked:unknown_stop"
+        )
     # tool results: find their assistant message, see whether every call is answered
     answered: set[str] = set()
     for row in reversed(rows):
@@ -153,8 +155,13 @@ def unanswered(rows: Sequence[Row]) -> set[str]:
 # --- the history against the children's record and the script ---------------------------------
 
 
-def check_rows(rows: Sequence[Row], procs: Sequence[Proc], user_text: str, fail: Fail,
-               counts: collections.Counter[str]) -> None:
+def check_rows(
+    rows: Sequence[Row],
+    procs: Sequence[Proc],
+    user_text: str,
+    fail: Fail,
+    counts: collections.Counter[str],
+) -> None:
     """Every row is what its process was scripted to write and was told it committed.
 
     ``counts`` gets ``lost`` (reported committed, not there), ``changed`` (there, but not the
@@ -173,19 +180,22 @@ def check_rows(rows: Sequence[Row], procs: Sequence[Proc], user_text: str, fail:
             row = by_seq.get(seq)
             if row is None or row[1] != kind:
                 counts["lost"] += 1
-                fail(f"{proc.name}: message {seq} ({kind}) was reported saved but is "
-                     f"{row[1] if row else None!r}")
+                fail(
+                    f"{proc.name}: message {seq} ({kind}) was reported saved but is "
+                    f"{row[1] if row else None!r}"
+                )
                 continue
             content = row[2].get("content", "")
             if digest(content) != sha or len(content) != length:
                 counts["changed"] += 1
-                fail(f"{proc.name}: message {seq} ({kind}) was saved as {len(content)} chars "
-                     f"{content[:40]!r}…, but the agent handed over {length} chars")
+                fail(
+                    f"{proc.name}: message {seq} ({kind}) was saved as {len(content)} chars "
+                    f"{content[:40]!r}…, but the agent handed over {length} chars"
+                )
     # A row nobody reported is the last commit of a killed process: after all it reported.
     last_reported = {p.request_id: max(p.saved, default=0) for p in procs}
     unreported = [row for row in rows if row[0] not in reported]
-    late = [row[0] for row in unreported
-            if len(row) > 3 and row[0] < last_reported.get(row[3], 0)]
+    late = [row[0] for row in unreported if len(row) > 3 and row[0] < last_reported.get(row[3], 0)]
     if late:
         fail(f"rows {late} were never reported saved, yet their request reported later ones")
     requests = {p.request_id: p for p in procs if p.request_id}
@@ -215,16 +225,19 @@ def check_rows(rows: Sequence[Row], procs: Sequence[Proc], user_text: str, fail:
                 fail(f"assistant message {seq} is step {k} of a script with {len(steps)}")
                 continue
             script = steps[k]
-            calls = [(c["id"], (c.get("arguments") or {}).get("tag")) for c in
-                     data.get("tool_calls") or ()]
+            calls = [
+                (c["id"], (c.get("arguments") or {}).get("tag"))
+                for c in data.get("tool_calls") or ()
+            ]
             if content != script["text"]:
                 counts["changed"] += 1
-                fail(f"assistant message {seq} says {content!r}, the model sent "
-                     f"{script['text']!r}")
+                fail(f"assistant message {seq} says {content!r}, the model sent {script['text']!r}")
             if calls != [(f"call_{t}", t) for t in script["tags"]]:
                 counts["changed"] += 1
-                fail(f"assistant message {seq} asks for {calls}, the model asked for "
-                     f"{script['tags']}")
+                fail(
+                    f"assistant message {seq} asks for {calls}, the model asked for "
+                    f"{script['tags']}"
+                )
             calls_open = {cid: tag for cid, tag in calls}
         elif kind == "tool":
             cid = data.get("tool_call_id")
@@ -236,8 +249,10 @@ def check_rows(rows: Sequence[Row], procs: Sequence[Proc], user_text: str, fail:
                 content == f"noted {tag}" and data.get("success")
             ):
                 counts["changed"] += 1
-                fail(f"tool result {seq} for {cid} is {content[:60]!r} "
-                     f"(success={data.get('success')})")
+                fail(
+                    f"tool result {seq} for {cid} is {content[:60]!r} "
+                    f"(success={data.get('success')})"
+                )
     counts["duplicated"] += sum(n - 1 for n in answered.values() if n > 1)
     if any(n > 1 for n in answered.values()):
         fail(f"a call was answered more than once: {dict(answered)}")
@@ -249,7 +264,9 @@ def read_effects(log: Path) -> collections.Counter[str]:
 
 
 def check_effects(
-    effects: collections.Counter[str], rows: Sequence[Row], saved_calls: set[str],
+    effects: collections.Counter[str],
+    rows: Sequence[Row],
+    saved_calls: set[str],
     out: Any,
 ) -> None:
     """At most once, only for a saved call, exactly once per saved successful result."""
@@ -264,13 +281,15 @@ def check_effects(
         if kind == "tool" and data.get("success") and data["content"].startswith("noted "):
             tag = data["content"].removeprefix("noted ")
             if effects[tag] != 1:
-                out.violations.append(f"result of {tag} saved, but its side effect ran "
-                                      f"{effects[tag]} times")
+                out.violations.append(
+                    f"result of {tag} saved, but its side effect ran {effects[tag]} times"
+                )
 
 
 def check_draft(
     candidates: Sequence[tuple[Sequence[dict[str, Any]], int, dict[int, str]]],
-    draft: str | None, fail: Fail,
+    draft: str | None,
+    fail: Fail,
 ) -> None:
     """The draft is a prefix of the in-flight step's text of one of the processes that may
     have left it, consistent with what it had on screen.
@@ -285,14 +304,20 @@ def check_draft(
                 continue
             full, shown = steps[s]["text"], screen.get(s, "")
             # Saved before its piece is shown, the draft may be one piece ahead of the screen.
-            ahead = draft.startswith(shown) and len(draft[len(shown):].split()) <= 1
+            ahead = draft.startswith(shown) and len(draft[len(shown) :].split()) <= 1
             if full.startswith(draft) and (ahead or shown.startswith(draft)):
                 return
     fail(f"draft {draft!r} is not a prefix of what was on screen")
 
 
-def check_info(info: dict[str, Any], rows: Sequence[Row], marker_left: bool,
-               effects: collections.Counter[str], earlier: Sequence[Proc], fail: Fail) -> None:
+def check_info(
+    info: dict[str, Any],
+    rows: Sequence[Row],
+    marker_left: bool,
+    effects: collections.Counter[str],
+    earlier: Sequence[Proc],
+    fail: Fail,
+) -> None:
     """What the recovering process's ``resume_info`` said, against the file and the record."""
     expected = expected_status(rows)
     if info["found"] != expected:
@@ -309,42 +334,61 @@ def check_info(info: dict[str, Any], rows: Sequence[Row], marker_left: bool,
         if cid not in open_calls:
             fail(f"{cid} is reported awaiting approval but is answered or unknown")
         if effects[tag] or any(tag in p.started_tools for p in earlier):
-            fail(f"{cid} is reported awaiting approval (never started), but the tool had "
-                 f"started (side effects: {effects[tag]}); Resume would run it again")
+            fail(
+                f"{cid} is reported awaiting approval (never started), but the tool had "
+                f"started (side effects: {effects[tag]}); Resume would run it again"
+            )
 
 
-def check_resumed(before: Sequence[Row], after: Sequence[Row], info: dict[str, Any],
-                  effects_before: collections.Counter[str],
-                  effects_after: collections.Counter[str], resumer: Proc, out: Any) -> None:
+def check_resumed(
+    before: Sequence[Row],
+    after: Sequence[Row],
+    info: dict[str, Any],
+    effects_before: collections.Counter[str],
+    effects_after: collections.Counter[str],
+    resumer: Proc,
+    out: Any,
+) -> None:
     """What a finished resume wrote and ran."""
     from app.resume import RECOVERED_TOOL_TEXT
 
     fail = out.violations.append
     if [r[:3] for r in after[: len(before)]] != [r[:3] for r in before]:
         fail("the resume changed rows that were already saved")
-    new = after[len(before):]
-    recovered = {r[2]["tool_call_id"] for r in new
-                 if r[1] == "tool" and r[2]["content"] == RECOVERED_TOOL_TEXT}
+    new = after[len(before) :]
+    recovered = {
+        r[2]["tool_call_id"]
+        for r in new
+        if r[1] == "tool" and r[2]["content"] == RECOVERED_TOOL_TEXT
+    }
     must_recover = set(info["unanswered"]) - set(info["awaiting"])
     if recovered != must_recover:
-        fail(f"answered as 'may or may not have run': {sorted(recovered)}, should be "
-             f"{sorted(must_recover)} (awaiting approval: {info['awaiting']})")
-    ran_now = {r[2]["tool_call_id"] for r in new
-               if r[1] == "tool" and r[2].get("success")}
+        fail(
+            f"answered as 'may or may not have run': {sorted(recovered)}, should be "
+            f"{sorted(must_recover)} (awaiting approval: {info['awaiting']})"
+        )
+    ran_now = {r[2]["tool_call_id"] for r in new if r[1] == "tool" and r[2].get("success")}
     for cid in info["awaiting"]:
         if cid not in ran_now:
             fail(f"{cid} was awaiting approval, yet the resume did not run it")
     check_new_effects(info, effects_before, effects_after, resumer, fail)
 
 
-def check_new_effects(info: dict[str, Any], effects_before: collections.Counter[str],
-                      effects_after: collections.Counter[str], resumer: Proc, fail: Fail,
-                      ) -> None:
+def check_new_effects(
+    info: dict[str, Any],
+    effects_before: collections.Counter[str],
+    effects_after: collections.Counter[str],
+    resumer: Proc,
+    fail: Fail,
+) -> None:
     """A recovering process runs only calls that were awaiting approval and its own."""
     allowed = {cid.removeprefix("call_") for cid in info["awaiting"]} | {
-        t for step in resumer.steps for t in step["tags"]}
+        t for step in resumer.steps for t in step["tags"]
+    }
     for tag in effects_after - effects_before:
         if tag not in allowed:
-            fail(f"tool {tag} ran during {resumer.name} ({effects_before[tag]} -> "
-                 f"{effects_after[tag]} times), but it may have run before and was not "
-                 "awaiting approval")
+            fail(
+                f"tool {tag} ran during {resumer.name} ({effects_before[tag]} -> "
+                f"{effects_after[tag]} times), but it may have run before and was not "
+                "awaiting approval"
+            )

@@ -82,8 +82,11 @@ def make_note_tool(log_path: str, holds: dict[str, float]) -> Any:
 def make_approver(spec: dict[str, Any]) -> Any:
     from app.services import ApprovalDecision
 
-    decision = (ApprovalDecision.ALLOW_CONVERSATION if spec["approval"] == "conversation"
-                else ApprovalDecision.ALLOW_ONCE)
+    decision = (
+        ApprovalDecision.ALLOW_CONVERSATION
+        if spec["approval"] == "conversation"
+        else ApprovalDecision.ALLOW_ONCE
+    )
     holds: dict[str, float] = spec["approval_hold"]
 
     async def ask(session_id: str, call: Any, tool: Any) -> ApprovalDecision:
@@ -110,8 +113,14 @@ async def report(events: Any) -> None:
         elif event.type is EventType.MESSAGE_SAVED:
             message = event.message
             stop = getattr(message, "stop_reason", None)
-            say("SAVED", event.seq, type(message).__name__, stop if stop is not None else "-",
-                digest(message.content), len(message.content))
+            say(
+                "SAVED",
+                event.seq,
+                type(message).__name__,
+                stop if stop is not None else "-",
+                digest(message.content),
+                len(message.content),
+            )
             if isinstance(message, AssistantMessage):
                 step += 1
 
@@ -131,13 +140,18 @@ async def main(spec: dict[str, Any]) -> None:
     await services.start_simulator(tokens_per_second=spec["rate"])
     await services.configure_model()
     services.client.tools = (
-        as_tool(make_note_tool(spec["log"], spec["tool_hold"]), side_effects=True),)
+        as_tool(make_note_tool(spec["log"], spec["tool_hold"]), side_effects=True),
+    )
     services.approver = make_approver(spec)
     for step in spec["steps"]:
-        services._simulator.enqueue(Reply(
-            text=step["text"],
-            tool_calls=tuple(SimToolCall("note", {"tag": t}, id=f"call_{t}") for t in step["tags"]),
-        ))
+        services._simulator.enqueue(
+            Reply(
+                text=step["text"],
+                tool_calls=tuple(
+                    SimToolCall("note", {"tag": t}, id=f"call_{t}") for t in step["tags"]
+                ),
+            )
+        )
     if spec["mode"] == "run":
         session = await services.new_session("crash matrix")
         say("READY", session.id)
@@ -145,14 +159,23 @@ async def main(spec: dict[str, Any]) -> None:
     else:
         session_id = spec["session"]
         info = await services.resume_info(session_id)
-        say("INFO", json.dumps({
-            "found": info.point.kind.value if info.point else f"blocked:{info.blocked_reason}",
-            "stop": info.stop.kind.value if info.stop else None,
-            "draft": info.draft,
-            "unanswered": [c.id for c in info.point.unanswered_tool_calls] if info.point else [],
-            "awaiting": [c.id for c in info.awaiting_approval],
-            "markers": [m.session_id for m in await services.journal.running_markers()],
-        }))
+        say(
+            "INFO",
+            json.dumps(
+                {
+                    "found": info.point.kind.value
+                    if info.point
+                    else f"blocked:{info.blocked_reason}",
+                    "stop": info.stop.kind.value if info.stop else None,
+                    "draft": info.draft,
+                    "unanswered": [c.id for c in info.point.unanswered_tool_calls]
+                    if info.point
+                    else [],
+                    "awaiting": [c.id for c in info.awaiting_approval],
+                    "markers": [m.session_id for m in await services.journal.running_markers()],
+                }
+            ),
+        )
         if info.point is None:
             say("NOTHING")
         else:

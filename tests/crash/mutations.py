@@ -32,7 +32,9 @@ def _half_text() -> None:
 
     def halve(message: Message) -> Message:
         if isinstance(message, AssistantMessage):
-            return dataclasses.replace(message, content=message.content[: len(message.content) // 2])
+            return dataclasses.replace(
+                message, content=message.content[: len(message.content) // 2]
+            )
         return message
 
     append, append_many = SQLiteSessionStore.append, SQLiteSessionStore.append_many
@@ -54,8 +56,9 @@ def _drop_started() -> None:
 
     set_tool_state = SessionJournal.set_tool_state
 
-    async def without_started(self: Any, session_id: str, call_id: str, state: str,
-                              **options: Any) -> None:
+    async def without_started(
+        self: Any, session_id: str, call_id: str, state: str, **options: Any
+    ) -> None:
         if state == TOOL_STARTED:
             return
         await set_tool_state(self, session_id, call_id, state, **options)

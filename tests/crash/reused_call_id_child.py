@@ -81,13 +81,15 @@ async def main(data_dir: str, scenario: str) -> None:
 
     services.approver = ask
     second_tool = "peek_and_block" if scenario == "read_only" else "append_line"
-    services.client.model = ScriptedModel([
-        tool_step(ToolCall("call_1", "append_line", {"text": "turn 1 call_1"})),
-        tool_step(ToolCall("call_2", "append_line", {"text": "turn 1 call_2"})),
-        text_step("Turn one done."),
-        tool_step(ToolCall("call_1", second_tool, {"text": "turn 2 call_1 block"})),
-        text_step("never reached"),
-    ])
+    services.client.model = ScriptedModel(
+        [
+            tool_step(ToolCall("call_1", "append_line", {"text": "turn 1 call_1"})),
+            tool_step(ToolCall("call_2", "append_line", {"text": "turn 1 call_2"})),
+            text_step("Turn one done."),
+            tool_step(ToolCall("call_1", second_tool, {"text": "turn 2 call_1 block"})),
+            text_step("never reached"),
+        ]
+    )
     async for _ in services.stream(SESSION, "first turn"):
         pass
     print("TURN_1_DONE", flush=True)

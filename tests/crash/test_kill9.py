@@ -36,12 +36,16 @@ def run_and_kill(tmp_path: Path, scenario: str, milestone: str) -> tuple[str, Pa
     log = tmp_path / "side_effects.log"
     proc = subprocess.Popen(
         [sys.executable, str(CHILD), db, str(log), scenario],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline().strip()  # blocks until the milestone (pytest-timeout guards)
-        assert line == milestone, f"child said {line!r}; stderr: {proc.stderr.read() if proc.stderr else ''}"
+        assert line == milestone, (
+            f"child said {line!r}; stderr: {proc.stderr.read() if proc.stderr else ''}"
+        )
         os.kill(proc.pid, signal.SIGKILL)
     finally:
         proc.wait(timeout=30)
@@ -117,8 +121,10 @@ async def test_repeated_kills_mid_tool_never_rerun_a_tool(tmp_path: Path, round_
     db, log = run_and_kill(tmp_path, "mid_tool", "IN_TOOL b")
     storage = SQLiteSessionExtension(db)
     agent = await Agent.create(
-        ScriptedModel([text_step("ok")]), AgentRunConfig("crash"),
-        tools=[write_note_tool(log)], extensions=[storage],
+        ScriptedModel([text_step("ok")]),
+        AgentRunConfig("crash"),
+        tools=[write_note_tool(log)],
+        extensions=[storage],
     )
     await agent.resume()
     assert sorted(log.read_text().splitlines()) == ["a", "b"]

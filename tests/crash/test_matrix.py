@@ -24,13 +24,21 @@ def test_crash_matrix_short_run(tmp_path: Path) -> None:
     outcomes = matrix.run_matrix(KILLS, seed=2024, jobs=2, root=tmp_path)
     table = matrix.tally(outcomes)
     report = matrix.format_tally(table)
-    failures = [f"{o.trial.point}#{o.trial.index}: {o.violations}" for o in outcomes if o.violations]
+    failures = [
+        f"{o.trial.point}#{o.trial.index}: {o.violations}" for o in outcomes if o.violations
+    ]
     assert not failures, report + "\n" + "\n".join(failures)
     assert {point: row["kills"] for point, row in table.items()} == dict.fromkeys(
-        matrix.POINTS, KILLS // len(matrix.POINTS))
+        matrix.POINTS, KILLS // len(matrix.POINTS)
+    )
     assert all(row["recovered"] == row["kills"] for row in table.values()), report
-    assert sum(row["tool_double_runs"] + row["lost_messages"] + row["changed_messages"]
-               for row in table.values()) == 0
+    assert (
+        sum(
+            row["tool_double_runs"] + row["lost_messages"] + row["changed_messages"]
+            for row in table.values()
+        )
+        == 0
+    )
     # The kills really landed mid-request: crash records, drafts, and tools left unanswered.
     per_point = KILLS // len(matrix.POINTS)
     assert table["mid_tool"]["landed"] == {"recover_tools": per_point}
@@ -54,12 +62,16 @@ MUTATION_EVIDENCE = {
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("mutation", sorted(MUTATION_EVIDENCE))
 def test_each_deliberate_bug_makes_the_matrix_fail(tmp_path: Path, mutation: str) -> None:
-    outcomes = matrix.run_matrix(3, seed=5, jobs=2, root=tmp_path, mutation=mutation,
-                                 points=("mid_tool",))
+    outcomes = matrix.run_matrix(
+        3, seed=5, jobs=2, root=tmp_path, mutation=mutation, points=("mid_tool",)
+    )
     report = matrix.format_tally(matrix.tally(outcomes))
     assert any(o.violations for o in outcomes), report
-    assert any(MUTATION_EVIDENCE[mutation](o) for o in outcomes), report + "\n" + "\n".join(
-        f"{o.trial.point}#{o.trial.index}: {o.violations}" for o in outcomes)
+    assert any(MUTATION_EVIDENCE[mutation](o) for o in outcomes), (
+        report
+        + "\n"
+        + "\n".join(f"{o.trial.point}#{o.trial.index}: {o.violations}" for o in outcomes)
+    )
 
 
 def test_plan_is_deterministic_and_covers_every_point() -> None:
@@ -73,28 +85,53 @@ def _row(seq: int, kind: str, **data: object) -> tuple[int, str, dict[str, objec
     return seq, kind, data
 
 
-CALLS = [{"id": "call_a1", "name": "note", "arguments": {}},
-         {"id": "call_a2", "name": "note", "arguments": {}}]
+CALLS = [
+    {"id": "call_a1", "name": "note", "arguments": {}},
+    {"id": "call_a2", "name": "note", "arguments": {}},
+]
 
 
-@pytest.mark.parametrize(("rows", "expected"), [
-    ([], "blocked:empty"),
-    ([_row(1, "user")], "call_model"),
-    ([_row(1, "user"), _row(2, "assistant", tool_calls=CALLS, stop_reason="tool_use")],
-     "recover_tools"),
-    ([_row(1, "user"), _row(2, "assistant", tool_calls=CALLS, stop_reason="tool_use"),
-      _row(3, "tool", tool_call_id="call_a2")], "recover_tools"),
-    ([_row(1, "user"), _row(2, "assistant", tool_calls=CALLS, stop_reason="tool_use"),
-      _row(3, "tool", tool_call_id="call_a2"), _row(4, "tool", tool_call_id="call_a1")],
-     "call_model"),
-    ([_row(1, "user"), _row(2, "assistant", tool_calls=[], stop_reason="interrupted")],
-     "retry_response"),
-    ([_row(1, "user"), _row(2, "assistant", tool_calls=[], stop_reason="max_output")],
-     "continue_response"),
-    ([_row(1, "user"), _row(2, "assistant", tool_calls=[], stop_reason="end_turn")],
-     "blocked:completed"),
-    ([_row(1, "user"), _row(2, "tool", tool_call_id="x")], "blocked:malformed"),
-])
+@pytest.mark.parametrize(
+    ("rows", "expected"),
+    [
+        ([], "blocked:empty"),
+        ([_row(1, "user")], "call_model"),
+        (
+            [_row(1, "user"), _row(2, "assistant", tool_calls=CALLS, stop_reason="tool_use")],
+            "recover_tools",
+        ),
+        (
+            [
+                _row(1, "user"),
+                _row(2, "assistant", tool_calls=CALLS, stop_reason="tool_use"),
+                _row(3, "tool", tool_call_id="call_a2"),
+            ],
+            "recover_tools",
+        ),
+        (
+            [
+                _row(1, "user"),
+                _row(2, "assistant", tool_calls=CALLS, stop_reason="tool_use"),
+                _row(3, "tool", tool_call_id="call_a2"),
+                _row(4, "tool", tool_call_id="call_a1"),
+            ],
+            "call_model",
+        ),
+        (
+            [_row(1, "user"), _row(2, "assistant", tool_calls=[], stop_reason="interrupted")],
+            "retry_response",
+        ),
+        (
+            [_row(1, "user"), _row(2, "assistant", tool_calls=[], stop_reason="max_output")],
+            "continue_response",
+        ),
+        (
+            [_row(1, "user"), _row(2, "assistant", tool_calls=[], stop_reason="end_turn")],
+            "blocked:completed",
+        ),
+        ([_row(1, "user"), _row(2, "tool", tool_call_id="x")], "blocked:malformed"),
+    ],
+)
 def test_independent_reading_of_the_resume_table(
     rows: list[tuple[int, str, dict[str, object]]], expected: str
 ) -> None:
@@ -104,8 +141,11 @@ def test_independent_reading_of_the_resume_table(
 def test_checker_catches_a_double_run_and_a_tool_without_its_call() -> None:
     trial = matrix.plan(1, seed=1)[0]
     outcome = matrix.Outcome(trial)
-    rows = [_row(1, "user"), _row(2, "assistant", tool_calls=CALLS[:1], stop_reason="tool_use"),
-            _row(3, "tool", tool_call_id="call_a1", success=True, content="noted a1")]
+    rows = [
+        _row(1, "user"),
+        _row(2, "assistant", tool_calls=CALLS[:1], stop_reason="tool_use"),
+        _row(3, "tool", tool_call_id="call_a1", success=True, content="noted a1"),
+    ]
     matrix.check_effects(collections.Counter({"a1": 2, "b1": 1}), rows, {"call_a1"}, outcome)
     assert outcome.double_runs == 1
     assert any("b1 ran but its call was never saved" in v for v in outcome.violations)
@@ -134,28 +174,38 @@ def _killed_run(rows: list[tuple[int, str, dict[str, object], str]]) -> matrix_c
 def test_checker_compares_the_saved_text_with_the_record_and_the_script() -> None:
     step = matrix.FULL_STEPS[0]
     calls = [{"id": f"call_{t}", "name": "note", "arguments": {"tag": t}} for t in step["tags"]]
-    rows = [(1, "user", {"content": matrix.USER_TEXT}, "req"),
-            (2, "assistant", {"content": step["text"], "tool_calls": calls}, "req"),
-            (3, "tool", {"tool_call_id": "call_a1", "content": "noted a1", "success": True},
-             "req")]
+    rows = [
+        (1, "user", {"content": matrix.USER_TEXT}, "req"),
+        (2, "assistant", {"content": step["text"], "tool_calls": calls}, "req"),
+        (3, "tool", {"tool_call_id": "call_a1", "content": "noted a1", "success": True}, "req"),
+    ]
     proc = _killed_run(rows)
     problems: list[str] = []
     counts: collections.Counter[str] = collections.Counter()
     matrix_checks.check_rows(rows, [proc], matrix.USER_TEXT, problems.append, counts)
     assert problems == [] and sum(counts.values()) == 0
     half = (2, "assistant", {"content": step["text"][:30], "tool_calls": calls}, "req")
-    matrix_checks.check_rows([rows[0], half, rows[2]], [proc], matrix.USER_TEXT,
-                             problems.append, counts)
+    matrix_checks.check_rows(
+        [rows[0], half, rows[2]], [proc], matrix.USER_TEXT, problems.append, counts
+    )
     assert counts["changed"] == 2  # against the child's record and against the script
     assert any("the agent handed over" in p for p in problems)
 
 
 def test_checker_rejects_a_started_tool_reported_as_awaiting_approval() -> None:
     calls = [{"id": "call_a1", "name": "note", "arguments": {"tag": "a1"}}]
-    rows = [(1, "user", {"content": "x"}), (2, "assistant", {"content": "y", "tool_calls": calls,
-                                                             "stop_reason": "tool_use"})]
-    info = {"found": "recover_tools", "stop": "crashed", "draft": None,
-            "unanswered": ["call_a1"], "awaiting": ["call_a1"], "markers": []}
+    rows = [
+        (1, "user", {"content": "x"}),
+        (2, "assistant", {"content": "y", "tool_calls": calls, "stop_reason": "tool_use"}),
+    ]
+    info = {
+        "found": "recover_tools",
+        "stop": "crashed",
+        "draft": None,
+        "unanswered": ["call_a1"],
+        "awaiting": ["call_a1"],
+        "markers": [],
+    }
     never = matrix_checks.Proc("run", matrix.FULL_STEPS)
     problems: list[str] = []
     matrix_checks.check_info(info, rows, True, collections.Counter(), [never], problems.append)

@@ -36,7 +36,8 @@ def kill_in_second_turn(tmp_path: Path, scenario: str) -> Path:
         [sys.executable, child.__file__, str(data_dir), scenario],
         stderr_path=tmp_path / "child.stderr",
         is_milestone=lambda line: line == "TOOL_RUNNING",
-        timeout=60, env=env,
+        timeout=60,
+        env=env,
     )
     assert killed.reached and killed.by_sigkill, killed.stderr_tail
     assert "TURN_1_DONE" in killed.lines
@@ -45,7 +46,8 @@ def kill_in_second_turn(tmp_path: Path, scenario: str) -> Path:
 
 @pytest.mark.parametrize("scenario", ["allowed", "read_only"])
 async def test_a_reused_call_id_that_was_running_is_never_run_again(
-    tmp_path: Path, scenario: str,
+    tmp_path: Path,
+    scenario: str,
 ) -> None:
     data_dir = kill_in_second_turn(tmp_path, scenario)
     runs = tmp_path / "runs.txt"
@@ -87,7 +89,10 @@ async def test_a_reused_call_id_that_was_running_is_never_run_again(
         history = await services.history(child.SESSION)
         answers = [m for m in history if isinstance(m, ToolMessage)]
         assert [(m.tool_call_id, m.success) for m in answers] == [
-            ("call_1", False), ("call_2", True), ("call_1", False)]
+            ("call_1", False),
+            ("call_2", True),
+            ("call_1", False),
+        ]
         assert answers[-1].content == RECOVERED_TOOL_TEXT
         assert (await services.resume_info(child.SESSION)).point is None
     finally:
@@ -110,8 +115,10 @@ async def test_a_reused_call_id_awaiting_approval_is_asked_again_and_runs_once(
         assert info.point is not None and info.point.kind is ResumeKind.RECOVER_TOOLS
         assert [c.id for c in info.awaiting_approval] == ["call_1"] and info.may_have_run == ()
         assert await services.journal.all_tool_states(child.SESSION) == {
-            (2, "call_1"): TOOL_AWAITING_APPROVAL, (4, "call_2"): TOOL_STARTED,
-            (8, "call_1"): TOOL_AWAITING_APPROVAL}
+            (2, "call_1"): TOOL_AWAITING_APPROVAL,
+            (4, "call_2"): TOOL_STARTED,
+            (8, "call_1"): TOOL_AWAITING_APPROVAL,
+        }
 
         async def allow(session_id: str, call: ToolCall, spec: object) -> ApprovalDecision:
             return ApprovalDecision.ALLOW_ONCE
@@ -120,10 +127,12 @@ async def test_a_reused_call_id_awaiting_approval_is_asked_again_and_runs_once(
         services.client.model = ScriptedModel([text_step("Done now.")])
         [e async for e in services.stream_resume(child.SESSION)]
         assert runs.read_text().splitlines() == ["turn 1 call_2", "turn 2 call_1 block"]
-        answers = [m for m in await services.history(child.SESSION)
-                   if isinstance(m, ToolMessage)]
+        answers = [m for m in await services.history(child.SESSION) if isinstance(m, ToolMessage)]
         assert [(m.tool_call_id, m.success) for m in answers] == [
-            ("call_1", False), ("call_2", True), ("call_1", True)]
+            ("call_1", False),
+            ("call_2", True),
+            ("call_1", True),
+        ]
         assert await services.journal.tool_states(child.SESSION) == {"call_1": TOOL_STARTED}
     finally:
         await services.close()

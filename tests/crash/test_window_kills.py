@@ -86,7 +86,9 @@ def kill_at(data_dir: Path, scenario: str, log: Path, milestone: str) -> dict[st
         [sys.executable, str(CHILD), str(data_dir), scenario, str(log)],
         stderr_path=data_dir.parent / "child.stderr",
         is_milestone=lambda line: line.split(" ", 1)[0] == milestone,
-        timeout=MILESTONE_TIMEOUT, env=env, cwd=ROOT,
+        timeout=MILESTONE_TIMEOUT,
+        env=env,
+        cwd=ROOT,
     )
     seen, tail = result.lines, result.stderr_tail
     assert result.reached, f"milestone {milestone} not reached; child said {seen}; stderr: {tail}"
@@ -112,8 +114,12 @@ def integrity(db: Path) -> str:
 
 def seqs_of(db: Path, session_id: str) -> list[int]:
     with sqlite3.connect(db) as conn:
-        return [r[0] for r in conn.execute(
-            "SELECT seq FROM messages WHERE session_id = ? ORDER BY seq", (session_id,))]
+        return [
+            r[0]
+            for r in conn.execute(
+                "SELECT seq FROM messages WHERE session_id = ? ORDER BY seq", (session_id,)
+            )
+        ]
 
 
 def side_effects(log: Path) -> list[str]:
@@ -182,11 +188,9 @@ def test_kill_real_app_while_streaming(run: Any, tmp_path: Path, round_: int) ->
             assert history[0] == UserMessage(window_child.USER_TEXT)
             assert history[1].content == RESUMED
             # The draft was never sent to the model: only the saved question was.
-            sent = [m for m in sim.model_requests()[-1].json()["messages"]
-                    if m["role"] != "system"]
+            sent = [m for m in sim.model_requests()[-1].json()["messages"] if m["role"] != "system"]
             assert [m["role"] for m in sent] == ["user"], sent
-            seqs = [r.seq for r in await window.services.storage.storage.load_records(
-                session_id)]
+            seqs = [r.seq for r in await window.services.storage.storage.load_records(session_id)]
             assert seqs == [1, 2]
 
     run(relaunch(), timeout=45)
@@ -228,13 +232,18 @@ def test_kill_real_app_mid_tool(run: Any, tmp_path: Path, round_: int) -> None:
                 sim.enqueue(Reply(text=RESUMED))
                 history = await resume_and_finish(window, session_id)
                 assert [type(m) for m in history] == [
-                    UserMessage, AssistantMessage, ToolMessage, AssistantMessage]
+                    UserMessage,
+                    AssistantMessage,
+                    ToolMessage,
+                    AssistantMessage,
+                ]
                 assert history[1].tool_calls[0].id == f"call_{tag}"
                 recovered = history[2]
                 assert isinstance(recovered, ToolMessage)
                 assert recovered.content == RECOVERED_TOOL_TEXT and not recovered.success
-                seqs = [r.seq for r in await window.services.storage.storage.load_records(
-                    session_id)]
+                seqs = [
+                    r.seq for r in await window.services.storage.storage.load_records(session_id)
+                ]
                 assert seqs == [1, 2, 3, 4]
             finally:
                 await close_window(window)
@@ -288,13 +297,18 @@ def test_kill_real_app_while_awaiting_approval(run: Any, tmp_path: Path) -> None
                 window.approval_card.allow_once_button.click()
                 history = await resume_and_finish(window, session_id, click=False)
                 assert [type(m) for m in history] == [
-                    UserMessage, AssistantMessage, ToolMessage, AssistantMessage]
+                    UserMessage,
+                    AssistantMessage,
+                    ToolMessage,
+                    AssistantMessage,
+                ]
                 result = history[2]
                 assert isinstance(result, ToolMessage) and result.success
                 assert result.tool_call_id == call_id and result.content != RECOVERED_TOOL_TEXT
                 assert card.state is ToolState.DONE
                 assert await window.services.journal.tool_states(session_id) == {
-                    call_id: TOOL_STARTED}
+                    call_id: TOOL_STARTED
+                }
             finally:
                 await close_window(window)
 

@@ -127,29 +127,35 @@ async def drive(window: Any, scenario: str, log_path: str) -> None:
     services = window.services
     simulator = services._simulator
     model = window.transcript_model
-    window.controller.sessionChanged.connect(
-        lambda sid: say("SESSION", sid) if sid else None)
+    window.controller.sessionChanged.connect(lambda sid: say("SESSION", sid) if sid else None)
     edit = window.composer.edit
 
     if scenario.startswith("streaming"):
         words = answer_words(scenario)
         expected = "".join(words)
         # The role chunk, then the words, then silence: the screen ends at ``expected``.
-        simulator.enqueue(Reply(text=ANSWER, fault=Fault.stall_after(1 + len(words)),
-                                tokens_per_second=RATE))
+        simulator.enqueue(
+            Reply(text=ANSWER, fault=Fault.stall_after(1 + len(words)), tokens_per_second=RATE)
+        )
         QTest.keyClicks(edit, USER_TEXT)
         QTest.mouseClick(window.composer.send_button, Qt.MouseButton.LeftButton)
-        await wait_for(lambda: model.streaming_item is not None
-                       and model.streaming_item.text == expected,
-                       [model.dataChanged, model.rowsInserted], "the streamed text on screen")
+        await wait_for(
+            lambda: model.streaming_item is not None and model.streaming_item.text == expected,
+            [model.dataChanged, model.rowsInserted],
+            "the streamed text on screen",
+        )
         item = model.streaming_item
         assert item is not None
         say("SCREEN", json.dumps(item.text))
         say("STREAMING")
     elif scenario == "mid_tool":
         services.client.tools = (as_tool(make_note_tool(log_path)),)
-        simulator.enqueue(Reply(text=TOOL_TEXT, tool_calls=(
-            SimToolCall("note", {"tag": TOOL_TAG}, id=f"call_{TOOL_TAG}"),)))
+        simulator.enqueue(
+            Reply(
+                text=TOOL_TEXT,
+                tool_calls=(SimToolCall("note", {"tag": TOOL_TAG}, id=f"call_{TOOL_TAG}"),),
+            )
+        )
         QTest.keyClicks(edit, TOOL_USER_TEXT)
         QTest.keyClick(edit, Qt.Key.Key_Return)
     elif scenario == "awaiting_approval":
@@ -158,15 +164,26 @@ async def drive(window: Any, scenario: str, log_path: str) -> None:
         ws = Path(services.data_dir).parent / "ws"
         ws.mkdir(exist_ok=True)
         services.client.tools = tuple(Workspace(ws).tools())
-        simulator.enqueue(Reply(text=TOOL_TEXT, tool_calls=(SimToolCall(
-            "write_file", {"path": APPROVAL_FILE, "content": APPROVAL_CONTENT},
-            id=APPROVAL_CALL_ID),)))
+        simulator.enqueue(
+            Reply(
+                text=TOOL_TEXT,
+                tool_calls=(
+                    SimToolCall(
+                        "write_file",
+                        {"path": APPROVAL_FILE, "content": APPROVAL_CONTENT},
+                        id=APPROVAL_CALL_ID,
+                    ),
+                ),
+            )
+        )
         QTest.keyClicks(edit, APPROVAL_USER_TEXT)
         QTest.keyClick(edit, Qt.Key.Key_Return)
         card = window.approval_card
-        await wait_for(lambda: card.isVisible() and card.current_call is not None,
-                       [window.controller.approvalRequested, model.dataChanged],
-                       "the approval card")
+        await wait_for(
+            lambda: card.isVisible() and card.current_call is not None,
+            [window.controller.approvalRequested, model.dataChanged],
+            "the approval card",
+        )
         say("AWAITING_APPROVAL")
     else:
         raise AssertionError(f"unknown scenario {scenario!r}")

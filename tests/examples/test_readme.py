@@ -19,15 +19,25 @@ EXAMPLE = ROOT / "examples" / "core_in_five_lines.py"
 
 # Where a repository path starts; anything else in backticks (data-folder names, home paths,
 # build outputs such as dist/ and bench/results/) is not a file of the repository.
-REPO_ROOTS = ("app/", "ui/", "tests/", "bench/", "packaging/", "resources/", "examples/", ".ci/",
-              "../", "pyproject.toml")
+REPO_ROOTS = (
+    "app/",
+    "ui/",
+    "tests/",
+    "bench/",
+    "packaging/",
+    "resources/",
+    "examples/",
+    ".ci/",
+    "../",
+    "pyproject.toml",
+)
 GENERATED = {"bench/results/"}
 
 
 def section(title: str) -> str:
     start = README.index(f"\n## {title}\n")
     end = README.find("\n## ", start + 1)
-    return README[start:end if end != -1 else None]
+    return README[start : end if end != -1 else None]
 
 
 def test_the_readme_example_is_the_example_file() -> None:
@@ -41,14 +51,21 @@ def test_the_example_runs_through_a_cut_stream_and_resumes(tmp_path: Path) -> No
         sim.enqueue(Fault.drop_after(3))  # the first answer breaks mid-stream; then echoes
         done = subprocess.run(
             [sys.executable, str(EXAMPLE), sim.openai_base_url, "sim-echo"],
-            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
         )
     assert done.returncode == 0, done.stderr
     first, *rest = done.stdout.splitlines()
     assert first.startswith("retry_response "), done.stdout
     assert rest, "the resumed reply is printed"
     with sqlite3.connect(tmp_path / "chats.sqlite") as db:
-        count = db.execute("SELECT count(*) FROM messages WHERE session_id = 'my-session'").fetchone()
+        count = db.execute(
+            "SELECT count(*) FROM messages WHERE session_id = 'my-session'"
+        ).fetchone()
     assert count[0] >= 3  # the question, the cut answer, the resumed answer
 
 

@@ -21,8 +21,9 @@ from .conftest import BOUND, open_services
 # 100k lines and ~3.4 MB, one word a line: the simulator's echo streams one token per word, so
 # spaced-out lines ("line_1 = 1  # ok", five words) made 500k streamed tokens and ~25 s of the
 # suite for the same lines and size.
-CODE_BLOCK = "```python\n" + "\n".join(
-    f"line_{i}=compute({i},'ok')#ok" for i in range(100_000)) + "\n```"
+CODE_BLOCK = (
+    "```python\n" + "\n".join(f"line_{i}=compute({i},'ok')#ok" for i in range(100_000)) + "\n```"
+)
 TEXTS = {
     "NUL bytes": "before\x00after \x00\x00 end\x00",
     "lone surrogates": "broken \ud800 paste \udfff end \ud83d",
@@ -44,7 +45,9 @@ def as_sent(text: str) -> str:
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
-async def reopened_history(data_dir: Path, session_id: str) -> tuple[list[object], dict[str, object]]:
+async def reopened_history(
+    data_dir: Path, session_id: str
+) -> tuple[list[object], dict[str, object]]:
     fresh = AppServices(data_dir)
     try:
         await fresh.open()
@@ -76,7 +79,9 @@ async def test_hostile_text_round_trips(services: AppServices, name: str) -> Non
     assert name == "paired surrogates" or as_stored(text) == text
     assert isinstance(history[1], AssistantMessage) and history[1].content == as_sent(text)
     assert [m["message"]["content"] for m in exported["messages"]] == [  # type: ignore[index]
-        as_stored(text), as_sent(text)]
+        as_stored(text),
+        as_sent(text),
+    ]
 
 
 async def test_ten_megabyte_paste(services: AppServices) -> None:
@@ -121,7 +126,8 @@ async def test_reopened_services_reload_every_hostile_message(tmp_path: Path) ->
     await services.close()
     history, _ = await reopened_history(data, session.id)
     assert [m.content for m in history] == [  # type: ignore[attr-defined]
-        t for text in texts for t in (text, as_sent(text))]
+        t for text in texts for t in (text, as_sent(text))
+    ]
 
 
 # --- search over messages holding lone surrogates (issue 11, item 10) ------------------------
@@ -138,22 +144,31 @@ async def test_search_finds_every_hit_when_a_message_holds_a_lone_surrogate(
     store = SQLiteSessionStore(tmp_path / "x.sqlite")
     try:
         await store.append("broken", "r1", UserMessage("needle in a broken \ud800 paste \udfff"))
-        await store.append_many("broken", "r2", [
-            AssistantMessage("another needle \ud83d here", model="m"),
-            AssistantMessage("needle with an emoji 😀 and no surrogate", model="m"),
-        ])
+        await store.append_many(
+            "broken",
+            "r2",
+            [
+                AssistantMessage("another needle \ud83d here", model="m"),
+                AssistantMessage("needle with an emoji 😀 and no surrogate", model="m"),
+            ],
+        )
         await store.append("clean", "r3", UserMessage("a clean needle"))
         hits = await store.search("needle")
         assert_valid(hits)
         assert sorted((h.session_id, h.seq) for h in hits) == [
-            ("broken", 1), ("broken", 2), ("broken", 3), ("clean", 1)]
+            ("broken", 1),
+            ("broken", 2),
+            ("broken", 3),
+            ("clean", 1),
+        ]
         assert all("[needle]" in h.snippet for h in hits)
         [broken] = await store.search("paste")
         assert broken.snippet == "needle in a broken \ufffd [paste] \ufffd"
         assert [h.session_id for h in await store.search("clean")] == ["clean"]
         # The history itself keeps the text exactly as typed.
         assert (await store.load("broken"))[0] == UserMessage(
-            "needle in a broken \ud800 paste \udfff")
+            "needle in a broken \ud800 paste \udfff"
+        )
         assert await store.integrity_check() == ["ok"]
     finally:
         await store.close()
@@ -173,8 +188,9 @@ async def test_search_repairs_an_index_written_before_the_fix(tmp_path: Path) ->
             (json.dumps({"type": "user", "content": "old needle \ud800 text"}),),
         )
         conn.commit()
-        (raw,) = conn.execute("SELECT hex(text) FROM messages_fts WHERE text LIKE 'old%'"
-                              ).fetchone()
+        (raw,) = conn.execute(
+            "SELECT hex(text) FROM messages_fts WHERE text LIKE 'old%'"
+        ).fetchone()
         assert "EDA080" in raw  # the bad bytes really are in the index
     store = SQLiteSessionStore(path)
     try:
@@ -185,8 +201,9 @@ async def test_search_repairs_an_index_written_before_the_fix(tmp_path: Path) ->
     finally:
         await store.close()
     with contextlib.closing(sqlite3.connect(path)) as conn:
-        assert conn.execute("SELECT count(*) FROM messages_fts WHERE hex(text) LIKE '%EDA080%'"
-                            ).fetchone() == (0,)
+        assert conn.execute(
+            "SELECT count(*) FROM messages_fts WHERE hex(text) LIKE '%EDA080%'"
+        ).fetchone() == (0,)
 
 
 async def test_services_search_with_a_lone_surrogate_in_another_conversation(

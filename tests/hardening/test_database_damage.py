@@ -32,25 +32,35 @@ def files(data: Path) -> dict[str, str]:
     """The data folder's files and their hashes; the ``-shm`` index (rebuilt from the
     ``-wal`` by SQLite), an empty ``-wal`` (no data) and the disk reserve are not part of what
     must not change."""
-    return {p.name: digest(p) for p in sorted(data.iterdir())
-            if p.is_file() and not p.name.endswith("-shm") and p.name != "continuum.reserve"
-            and not (p.name.endswith("-wal") and p.stat().st_size == 0)}
+    return {
+        p.name: digest(p)
+        for p in sorted(data.iterdir())
+        if p.is_file()
+        and not p.name.endswith("-shm")
+        and p.name != "continuum.reserve"
+        and not (p.name.endswith("-wal") and p.stat().st_size == 0)
+    }
 
 
 async def build(data: Path) -> None:
     """A real data folder holding one long conversation, closed cleanly."""
     services = AppServices(data)
     await services.open()
-    await services.storage.storage.append_many("old", "r", [
-        UserMessage(f"message {i} " + "lorem ipsum " * 40) for i in range(MESSAGES)])
+    await services.storage.storage.append_many(
+        "old", "r", [UserMessage(f"message {i} " + "lorem ipsum " * 40) for i in range(MESSAGES)]
+    )
     await services.close()
 
 
 def message_leaf_pages(db: Path) -> list[int]:
     with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
-        return [row[0] for row in conn.execute(
-            "SELECT pageno FROM dbstat WHERE name = 'messages' AND pagetype = 'leaf' "
-            "ORDER BY pageno")]
+        return [
+            row[0]
+            for row in conn.execute(
+                "SELECT pageno FROM dbstat WHERE name = 'messages' AND pagetype = 'leaf' "
+                "ORDER BY pageno"
+            )
+        ]
 
 
 def overwrite_page(db: Path, pageno: int, page_size: int = 4096) -> None:
@@ -71,22 +81,27 @@ def killed_writer(db: Path, *statements: str) -> None:
             conn.execute(statement)
         os.kill(os.getpid(), signal.SIGKILL)
     """)
-    proc = subprocess.run([sys.executable, "-c", code, str(db), *statements],
-                          capture_output=True, timeout=30)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(db), *statements], capture_output=True, timeout=30
+    )
     assert proc.returncode == -9, proc.stderr
     assert Path(f"{db}-wal").stat().st_size > 0
 
 
-NEW_ROWS = ("INSERT INTO messages(session_id, seq, request_id, kind, data, created_at) "
-            "SELECT 'new', value, 'r', 'user', "
-            "'{\"v\":1,\"type\":\"user\",\"content\":\"late ' || value || '\"}', 1 "
-            "FROM generate_series(1, 50)")
+NEW_ROWS = (
+    "INSERT INTO messages(session_id, seq, request_id, kind, data, created_at) "
+    "SELECT 'new', value, 'r', 'user', "
+    '\'{"v":1,"type":"user","content":"late \' || value || \'"}\', 1 '
+    "FROM generate_series(1, 50)"
+)
 
 
 def new_rows() -> str:
     # generate_series is not in every build: a recursive CTE does the same.
-    return ("WITH RECURSIVE n(value) AS (SELECT 1 UNION ALL SELECT value + 1 FROM n "
-            "WHERE value < 50) " + NEW_ROWS.replace("FROM generate_series(1, 50)", "FROM n"))
+    return (
+        "WITH RECURSIVE n(value) AS (SELECT 1 UNION ALL SELECT value + 1 FROM n "
+        "WHERE value < 50) " + NEW_ROWS.replace("FROM generate_series(1, 50)", "FROM n")
+    )
 
 
 async def test_a_corrupt_page_in_the_middle_is_noticed_at_open(tmp_path: Path) -> None:

@@ -60,8 +60,9 @@ def model_factory(protocol: str) -> Callable[[Settings], Model]:
     def make(settings: Settings) -> Model:
         if protocol == "openai":
             return OpenAICompatibleModel(settings.base_url, "sim-echo", timeout=READ_TIMEOUT)
-        return AnthropicModel(settings.base_url.removesuffix("/v1"), "sim-claude",
-                              timeout=READ_TIMEOUT)
+        return AnthropicModel(
+            settings.base_url.removesuffix("/v1"), "sim-claude", timeout=READ_TIMEOUT
+        )
 
     return make
 
@@ -104,61 +105,140 @@ BAD_CALL = SimToolCall("note", BAD_ARGUMENTS)
 STREAM_BROKE = (ProviderConnectionError, ProviderStreamError, IncompleteStreamError)
 CASES: dict[str, Case] = {
     "drop before output": Case(
-        (Fault.drop_after(0),) * 2, ProviderConnectionError, ResumeKind.CALL_MODEL,
-        StopKind.CONNECTION, ("connection",)),
+        (Fault.drop_after(0),) * 2,
+        ProviderConnectionError,
+        ResumeKind.CALL_MODEL,
+        StopKind.CONNECTION,
+        ("connection",),
+    ),
     "drop after 4 chunks": Case(
-        (Reply(text=LONG, fault=Fault.drop_after(4)),), ProviderConnectionError,
-        ResumeKind.RETRY_RESPONSE, StopKind.CONNECTION, ("connection",)),
+        (Reply(text=LONG, fault=Fault.drop_after(4)),),
+        ProviderConnectionError,
+        ResumeKind.RETRY_RESPONSE,
+        StopKind.CONNECTION,
+        ("connection",),
+    ),
     "stall before output": Case(
-        (Fault.stall_after(0),) * 2, ProviderTimeoutError, ResumeKind.CALL_MODEL,
-        StopKind.CONNECTION, ("stopped responding",)),
+        (Fault.stall_after(0),) * 2,
+        ProviderTimeoutError,
+        ResumeKind.CALL_MODEL,
+        StopKind.CONNECTION,
+        ("stopped responding",),
+    ),
     "stall after output": Case(
-        (Reply(text=LONG, fault=Fault.stall_after(4)),), ProviderTimeoutError,
-        ResumeKind.RETRY_RESPONSE, StopKind.CONNECTION, ("stopped responding",)),
+        (Reply(text=LONG, fault=Fault.stall_after(4)),),
+        ProviderTimeoutError,
+        ResumeKind.RETRY_RESPONSE,
+        StopKind.CONNECTION,
+        ("stopped responding",),
+    ),
     "429 with a long Retry-After": Case(
-        (Fault.http_status(429, retry_after=30),), ProviderRateLimitError,
-        ResumeKind.CALL_MODEL, StopKind.PROVIDER_ERROR, ("too many requests", "wait 30")),
-    "500": Case((Fault.http_status(500),) * 2, ProviderServerError, ResumeKind.CALL_MODEL,
-                StopKind.PROVIDER_ERROR, ("HTTP 500",)),
-    "503": Case((Fault.http_status(503),) * 2, ProviderServerError, ResumeKind.CALL_MODEL,
-                StopKind.PROVIDER_ERROR, ("HTTP 503",)),
+        (Fault.http_status(429, retry_after=30),),
+        ProviderRateLimitError,
+        ResumeKind.CALL_MODEL,
+        StopKind.PROVIDER_ERROR,
+        ("too many requests", "wait 30"),
+    ),
+    "500": Case(
+        (Fault.http_status(500),) * 2,
+        ProviderServerError,
+        ResumeKind.CALL_MODEL,
+        StopKind.PROVIDER_ERROR,
+        ("HTTP 500",),
+    ),
+    "503": Case(
+        (Fault.http_status(503),) * 2,
+        ProviderServerError,
+        ResumeKind.CALL_MODEL,
+        StopKind.PROVIDER_ERROR,
+        ("HTTP 503",),
+    ),
     "529 overloaded": Case(
-        (Fault.http_status(529),) * 2, ProviderServerError, ResumeKind.CALL_MODEL,
-        StopKind.PROVIDER_ERROR, ("overloaded",)),
+        (Fault.http_status(529),) * 2,
+        ProviderServerError,
+        ResumeKind.CALL_MODEL,
+        StopKind.PROVIDER_ERROR,
+        ("overloaded",),
+    ),
     "HTML error page": Case(
-        (Fault.html(502),) * 2, ProviderServerError, ResumeKind.CALL_MODEL,
-        StopKind.PROVIDER_ERROR, ("HTML page", "502 Bad Gateway")),
+        (Fault.html(502),) * 2,
+        ProviderServerError,
+        ResumeKind.CALL_MODEL,
+        StopKind.PROVIDER_ERROR,
+        ("HTML page", "502 Bad Gateway"),
+    ),
     "malformed SSE before output": Case(
-        (Fault.malformed_after(0),) * 2, STREAM_BROKE, ResumeKind.CALL_MODEL,
-        StopKind.CONNECTION, ()),
+        (Fault.malformed_after(0),) * 2,
+        STREAM_BROKE,
+        ResumeKind.CALL_MODEL,
+        StopKind.CONNECTION,
+        (),
+    ),
     "malformed SSE after output": Case(
-        (Reply(text=LONG, fault=Fault.malformed_after(4)),), STREAM_BROKE,
-        ResumeKind.RETRY_RESPONSE, StopKind.CONNECTION, ()),
+        (Reply(text=LONG, fault=Fault.malformed_after(4)),),
+        STREAM_BROKE,
+        ResumeKind.RETRY_RESPONSE,
+        StopKind.CONNECTION,
+        (),
+    ),
     "early EOF before output": Case(
-        (Fault.eof_after(0),) * 2, STREAM_BROKE, ResumeKind.CALL_MODEL, StopKind.CONNECTION, ()),
+        (Fault.eof_after(0),) * 2, STREAM_BROKE, ResumeKind.CALL_MODEL, StopKind.CONNECTION, ()
+    ),
     "early EOF after output": Case(
-        (Reply(text=LONG, fault=Fault.eof_after(4)),), STREAM_BROKE,
-        ResumeKind.RETRY_RESPONSE, StopKind.CONNECTION, ()),
+        (Reply(text=LONG, fault=Fault.eof_after(4)),),
+        STREAM_BROKE,
+        ResumeKind.RETRY_RESPONSE,
+        StopKind.CONNECTION,
+        (),
+    ),
     "error event after output": Case(
-        (Reply(text=LONG, fault=Fault.error_event_after(4)),), ProviderServerError,
-        ResumeKind.RETRY_RESPONSE, StopKind.PROVIDER_ERROR, ("overloaded",)),
+        (Reply(text=LONG, fault=Fault.error_event_after(4)),),
+        ProviderServerError,
+        ResumeKind.RETRY_RESPONSE,
+        StopKind.PROVIDER_ERROR,
+        ("overloaded",),
+    ),
     "invalid JSON tool arguments, no text": Case(
-        (Reply(text="", tool_calls=(BAD_CALL,)),) * 2, ProviderStreamError,
-        ResumeKind.CALL_MODEL, StopKind.CONNECTION, ("JSON", "not run")),
+        (Reply(text="", tool_calls=(BAD_CALL,)),) * 2,
+        ProviderStreamError,
+        ResumeKind.CALL_MODEL,
+        StopKind.CONNECTION,
+        ("JSON", "not run"),
+    ),
     "invalid JSON tool arguments after text": Case(
-        (Reply(text="Writing it now.", tool_calls=(BAD_CALL,)),), ProviderStreamError,
-        ResumeKind.RETRY_RESPONSE, StopKind.CONNECTION, ("JSON", "not run")),
+        (Reply(text="Writing it now.", tool_calls=(BAD_CALL,)),),
+        ProviderStreamError,
+        ResumeKind.RETRY_RESPONSE,
+        StopKind.CONNECTION,
+        ("JSON", "not run"),
+    ),
     "unknown finish reason": Case(
-        (Reply(text="Hmm.", stop="galaxy_brain"),), None, "unknown_stop", None, ()),
+        (Reply(text="Hmm.", stop="galaxy_brain"),), None, "unknown_stop", None, ()
+    ),
     "context full": Case(
-        (Fault.context_full(),), ProviderContextLengthError, ResumeKind.CALL_MODEL,
-        StopKind.CONTEXT_FULL, ("context window",)),
-    "refusal": Case(("refusal;text=I cannot help with that.",), None, "refused",
-                    StopKind.REFUSED, ("refused",)),
-    "output limit": Case(("length;text=cut here",), None, ResumeKind.CONTINUE_RESPONSE,
-                         StopKind.OUTPUT_LIMIT, ("output limit",)),
-    "401 wrong key": Case((Fault.http_status(401),), ProviderAuthError, ResumeKind.CALL_MODEL,
-                          StopKind.PROVIDER_ERROR, ("API key",)),
+        (Fault.context_full(),),
+        ProviderContextLengthError,
+        ResumeKind.CALL_MODEL,
+        StopKind.CONTEXT_FULL,
+        ("context window",),
+    ),
+    "refusal": Case(
+        ("refusal;text=I cannot help with that.",), None, "refused", StopKind.REFUSED, ("refused",)
+    ),
+    "output limit": Case(
+        ("length;text=cut here",),
+        None,
+        ResumeKind.CONTINUE_RESPONSE,
+        StopKind.OUTPUT_LIMIT,
+        ("output limit",),
+    ),
+    "401 wrong key": Case(
+        (Fault.http_status(401),),
+        ProviderAuthError,
+        ResumeKind.CALL_MODEL,
+        StopKind.PROVIDER_ERROR,
+        ("API key",),
+    ),
 }
 
 
@@ -190,8 +270,9 @@ async def test_fault_ends_in_the_documented_state(services: AppServices, name: s
     elif case.resume is ResumeKind.RETRY_RESPONSE:
         assert len(history) == 2 and isinstance(history[1], AssistantMessage)
         assert history[1].stop_reason is StopReason.INTERRUPTED and not history[1].tool_calls
-        assert history[1].content and (LONG.startswith(history[1].content)
-                                       or history[1].content == "Writing it now.")
+        assert history[1].content and (
+            LONG.startswith(history[1].content) or history[1].content == "Writing it now."
+        )
     assert not services.side_effects.exists()  # type: ignore[attr-defined]  # no tool ran
 
     info = await services.resume_info(session.id)
@@ -206,8 +287,10 @@ async def test_fault_ends_in_the_documented_state(services: AppServices, name: s
         assert info.stop is not None and info.stop.kind is case.stop, info.stop
         message = info.stop.message
         assert not UNFIT.search(message), message
-        assert ACTIONABLE.search(message) or case.stop in (StopKind.REFUSED,
-                                                           StopKind.OUTPUT_LIMIT), message
+        assert ACTIONABLE.search(message) or case.stop in (
+            StopKind.REFUSED,
+            StopKind.OUTPUT_LIMIT,
+        ), message
         for words in case.says:
             assert words.lower() in message.lower(), message
     assert (await services.journal.running_markers()) == []

@@ -73,8 +73,12 @@ class Swapper(threading.Thread):
             self.flips += 1
 
 
-def run_attempts(workspace: Workspace, swapper: Swapper, operations: list[Callable[[int], str]],
-                 attempts: int = ATTEMPTS) -> tuple[list[str], Counter[str]]:
+def run_attempts(
+    workspace: Workspace,
+    swapper: Swapper,
+    operations: list[Callable[[int], str]],
+    attempts: int = ATTEMPTS,
+) -> tuple[list[str], Counter[str]]:
     outputs: list[str] = []
     failures: Counter[str] = Counter()
     swapper.start()
@@ -94,11 +98,13 @@ def run_attempts(workspace: Workspace, swapper: Swapper, operations: list[Callab
     return outputs, failures
 
 
-def assert_nothing_escaped(outside: Path, originals: dict[str, str], outputs: list[str],
-                           failures: Counter[str]) -> None:
+def assert_nothing_escaped(
+    outside: Path, originals: dict[str, str], outputs: list[str], failures: Counter[str]
+) -> None:
     written_outside = sorted(p.name for p in outside.iterdir() if p.name not in originals)
-    changed_outside = sorted(n for n, text in originals.items()
-                             if (outside / n).read_text() != text)
+    changed_outside = sorted(
+        n for n, text in originals.items() if (outside / n).read_text() != text
+    )
     leaked = [o for o in outputs if SECRET in o or "marker-outside" in o]
     assert (written_outside, changed_outside, leaked[:3], len(leaked)) == ([], [], [], 0)
     raw = {name: n for name, n in failures.items() if name != "refused"}
@@ -119,12 +125,16 @@ def test_a_folder_swapped_for_a_link_outside_lets_nothing_through(tmp_path: Path
     def toggle() -> None:  # "d": the real folder <-> a link to the folder outside
         exchange(folder, link)
 
-    outputs, failures = run_attempts(workspace, Swapper(toggle), [
-        lambda i: workspace.write_file(f"d/new-{i % 8}.txt", "written"),
-        lambda i: workspace.read_file("d/secret.txt"),
-        lambda i: workspace.list_directory("d"),
-        lambda i: workspace.edit_file("d/edit.txt", "edit me", "edit me!"),
-    ])
+    outputs, failures = run_attempts(
+        workspace,
+        Swapper(toggle),
+        [
+            lambda i: workspace.write_file(f"d/new-{i % 8}.txt", "written"),
+            lambda i: workspace.read_file("d/secret.txt"),
+            lambda i: workspace.list_directory("d"),
+            lambda i: workspace.edit_file("d/edit.txt", "edit me", "edit me!"),
+        ],
+    )
     assert_nothing_escaped(outside, originals, outputs, failures)
     assert any(o == "inside" for o in outputs)  # the tools did work between the swaps
 
@@ -145,12 +155,17 @@ def test_a_link_retargeted_from_inside_to_outside_lets_nothing_through(tmp_path:
         os.symlink(outside if state["outside"] else "real", link_tmp)
         link_tmp.replace(link)
 
-    outputs, failures = run_attempts(workspace, Swapper(toggle), [
-        lambda i: workspace.write_file(f"d/new-{i % 8}.txt", "written"),
-        lambda i: workspace.read_file("d/secret.txt"),
-        lambda i: workspace.list_directory("d"),
-        lambda i: workspace.edit_file("d/edit.txt", "edit me", "edit me!"),
-    ], attempts=1000)  # a guard for following links inside; the old code held here already
+    outputs, failures = run_attempts(
+        workspace,
+        Swapper(toggle),
+        [
+            lambda i: workspace.write_file(f"d/new-{i % 8}.txt", "written"),
+            lambda i: workspace.read_file("d/secret.txt"),
+            lambda i: workspace.list_directory("d"),
+            lambda i: workspace.edit_file("d/edit.txt", "edit me", "edit me!"),
+        ],
+        attempts=1000,
+    )  # a guard for following links inside; the old code held here already
     assert_nothing_escaped(outside, originals, outputs, failures)
     assert any(o == "inside" for o in outputs)
 
@@ -170,9 +185,13 @@ def test_a_file_swapped_for_a_link_outside_lets_nothing_through(tmp_path: Path) 
             (root / "renew").replace(link)
         exchange(target, link)
 
-    outputs, failures = run_attempts(workspace, Swapper(toggle), [
-        lambda i: workspace.read_file("notes.txt"),
-        lambda i: workspace.edit_file("notes.txt", "edit me", "edit me!"),
-    ])
+    outputs, failures = run_attempts(
+        workspace,
+        Swapper(toggle),
+        [
+            lambda i: workspace.read_file("notes.txt"),
+            lambda i: workspace.edit_file("notes.txt", "edit me", "edit me!"),
+        ],
+    )
     assert_nothing_escaped(outside, originals, outputs, failures)
     assert any(o.startswith("inside edit me") for o in outputs)

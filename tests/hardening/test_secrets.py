@@ -51,7 +51,10 @@ def folder_bytes(folder: Path) -> bytes:
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 async def test_api_key_never_leaks(
-    provider: str, tmp_path: Path, keyed_sim: Simulator, memory_keyring: MemoryKeyring,
+    provider: str,
+    tmp_path: Path,
+    keyed_sim: Simulator,
+    memory_keyring: MemoryKeyring,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.DEBUG)  # every logger: app, httpx, httpcore, asyncio
@@ -59,8 +62,13 @@ async def test_api_key_never_leaks(
     services = AppServices(data)
     await services.open()
     base_url = keyed_sim.openai_base_url if provider == "openai" else keyed_sim.base_url
-    services.save_settings(Settings(provider_kind=provider, base_url=base_url,  # type: ignore[arg-type]
-                                    model="sim-echo"))
+    services.save_settings(
+        Settings(
+            provider_kind=provider,
+            base_url=base_url,  # type: ignore[arg-type]
+            model="sim-echo",
+        )
+    )
     set_api_key(services.settings.key_service(), KEY)
     assert KEY in memory_keyring.passwords.values()  # in the keyring, and only there
     assert get_api_key(services.settings.key_service()) == KEY
@@ -80,7 +88,9 @@ async def test_api_key_never_leaks(
             keyed_sim.enqueue(
                 Fault.http_status(401, message=f"Incorrect API key provided: {KEY}."),
                 Reply(text="one two three four five six", fault=Fault.drop_after(4)),
-                Fault.html(502), Fault.html(502), Fault.html(502),
+                Fault.html(502),
+                Fault.html(502),
+                Fault.html(502),
             )
             for text in ("first failure", "second failure", "third failure"):
                 with pytest.raises(ProviderError) as caught:
@@ -88,7 +98,8 @@ async def test_api_key_never_leaks(
                 errors.append(caught.value)
             stop = await services.resume_info(session.id)
             exports = await services.export_markdown(session.id) + await services.export_json(
-                session.id)
+                session.id
+            )
             stored = folder_bytes(data)  # the database with its -wal and -shm, settings, locks
             assert (data / f"{DATABASE_FILE}-wal").exists()
     finally:
@@ -129,25 +140,46 @@ def test_round_trip_through_a_real_secret_service(tmp_path: Path) -> None:
     """gnome-keyring in a private D-Bus session (never the user's own keyring)."""
     for tool in ("dbus-run-session", "gnome-keyring-daemon"):
         assert shutil.which(tool), (
-            f"{tool} is missing: install it (apt-get install gnome-keyring dbus-x11 dbus)")
+            f"{tool} is missing: install it (apt-get install gnome-keyring dbus-x11 dbus)"
+        )
     script = tmp_path / "keyring_round_trip.py"
     script.write_text(REAL_KEYRING_SCRIPT)
     runtime = tmp_path / "run"
     runtime.mkdir(mode=0o700)
-    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(tmp_path),
-           "XDG_RUNTIME_DIR": str(runtime), "XDG_DATA_HOME": str(tmp_path / "share"),
-           "XDG_CONFIG_HOME": str(tmp_path / "config"), "PY": sys.executable,
-           "SCRIPT": str(script), "KEY": KEY}
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "XDG_RUNTIME_DIR": str(runtime),
+        "XDG_DATA_HOME": str(tmp_path / "share"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "PY": sys.executable,
+        "SCRIPT": str(script),
+        "KEY": KEY,
+    }
     done = subprocess.run(
-        ["dbus-run-session", "--", "sh", "-c",
-         'echo -n continuum-test | gnome-keyring-daemon --unlock --components=secrets '
-         '>/dev/null && exec "$PY" "$SCRIPT" "$KEY"'],
-        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60,
+        [
+            "dbus-run-session",
+            "--",
+            "sh",
+            "-c",
+            "echo -n continuum-test | gnome-keyring-daemon --unlock --components=secrets "
+            '>/dev/null && exec "$PY" "$SCRIPT" "$KEY"',
+        ],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout.strip().splitlines()[-1])
-    assert result == {"backend": "keyring.backends.SecretService", "available": True,
-                      "read_back": KEY, "in_secret_service": KEY, "after_delete": None}
+    assert result == {
+        "backend": "keyring.backends.SecretService",
+        "available": True,
+        "read_back": KEY,
+        "in_secret_service": KEY,
+        "after_delete": None,
+    }
     keyrings = tmp_path / "share" / "keyrings"
     assert keyrings.is_dir()  # the test's own keyring folder was used, not the user's
     assert KEY.encode() not in folder_bytes(keyrings)  # stored encrypted, not in clear

@@ -70,34 +70,47 @@ BAD_SERVERS: list[tuple[str, Any, str]] = [
 ]
 
 
-@pytest.mark.parametrize(("what", "entry", "reason"), BAD_SERVERS,
-                         ids=[b[0] for b in BAD_SERVERS])
+@pytest.mark.parametrize(("what", "entry", "reason"), BAD_SERVERS, ids=[b[0] for b in BAD_SERVERS])
 def test_an_unusable_mcp_server_entry_is_skipped_with_its_reason(
     what: str, entry: Any, reason: str
 ) -> None:
     settings, skipped = settings_from_data(
-        {"provider_kind": "simulator", "mcp_servers": [GOOD_SERVER, entry]})
+        {"provider_kind": "simulator", "mcp_servers": [GOOD_SERVER, entry]}
+    )
     assert settings.provider_kind == "simulator"
     assert settings.mcp_servers == (McpServerConfig("files", "npx", ("-y", "srv")),)
     assert len(skipped) == 1 and reason in skipped[0]
 
 
 def test_valid_fields_and_nulls_and_unknown_fields() -> None:
-    settings, skipped = settings_from_data({
-        "provider_kind": "openai", "base_url": "http://127.0.0.1:1/v1", "model": "m",
-        "system_prompt": "Be brief.", "api_key_env": None, "workspace": None,
-        "recent_models": ["m", *[f"x{i}" for i in range(30)]],
-        "mcp_servers": [{**GOOD_SERVER, "call_timeout": 5, "side_effects": False, "cwd": "/tmp"}],
-        "a_field_from_a_newer_version": {"anything": [1, 2]},
-    })
+    settings, skipped = settings_from_data(
+        {
+            "provider_kind": "openai",
+            "base_url": "http://127.0.0.1:1/v1",
+            "model": "m",
+            "system_prompt": "Be brief.",
+            "api_key_env": None,
+            "workspace": None,
+            "recent_models": ["m", *[f"x{i}" for i in range(30)]],
+            "mcp_servers": [
+                {**GOOD_SERVER, "call_timeout": 5, "side_effects": False, "cwd": "/tmp"}
+            ],
+            "a_field_from_a_newer_version": {"anything": [1, 2]},
+        }
+    )
     assert skipped == []
     assert settings.provider_kind == "openai" and settings.model == "m"
     assert settings.api_key_env is None and settings.workspace is None
     assert len(settings.recent_models) == 20 and settings.recent_models[0] == "m"
-    assert settings.mcp_servers == (McpServerConfig(
-        "files", "npx", ("-y", "srv"), call_timeout=5.0, side_effects=False, cwd="/tmp"),)
+    assert settings.mcp_servers == (
+        McpServerConfig(
+            "files", "npx", ("-y", "srv"), call_timeout=5.0, side_effects=False, cwd="/tmp"
+        ),
+    )
     assert settings_from_data({"model": None, "recent_models": None, "mcp_servers": None}) == (
-        Settings(), [])
+        Settings(),
+        [],
+    )
 
 
 # --- a real start on each bad file ----------------------------------------------------------
@@ -142,10 +155,17 @@ async def test_the_app_starts_with_defaults_and_keeps_a_bad_file_aside(
 
 
 async def test_a_huge_timeout_in_one_server_skips_only_that_server(tmp_path: Path) -> None:
-    (tmp_path / "settings.json").write_text(json.dumps({
-        "provider_kind": "simulator",
-        "mcp_servers": [GOOD_SERVER, {"name": "slow", "command": "x", "call_timeout": HUGE}],
-    }))
+    (tmp_path / "settings.json").write_text(
+        json.dumps(
+            {
+                "provider_kind": "simulator",
+                "mcp_servers": [
+                    GOOD_SERVER,
+                    {"name": "slow", "command": "x", "call_timeout": HUGE},
+                ],
+            }
+        )
+    )
     services = AppServices(tmp_path)
     try:
         assert services.settings.provider_kind == "simulator"
@@ -173,8 +193,12 @@ def tiny_disk(tmp_path: Path) -> Iterator[Path]:
     mount = tmp_path / "tiny"
     mount.mkdir()
     try:
-        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)],
-                       check=True, capture_output=True, timeout=10)
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)],
+            check=True,
+            capture_output=True,
+            timeout=10,
+        )
     except (OSError, subprocess.SubprocessError) as err:
         pytest.skip(f"cannot mount a tmpfs here: {err}")
     try:
@@ -202,8 +226,12 @@ def test_saving_settings_on_a_full_disk_says_so_and_keeps_the_old_ones(tiny_disk
     save_settings(data, old)
     before = (data / "settings.json").read_bytes()
     fill(tiny_disk)
-    new = Settings(provider_kind="openai", base_url="http://127.0.0.1:1/v1", model="new",
-                   system_prompt="x" * 20_000)
+    new = Settings(
+        provider_kind="openai",
+        base_url="http://127.0.0.1:1/v1",
+        model="new",
+        system_prompt="x" * 20_000,
+    )
     with pytest.raises(SettingsSaveError) as caught:
         save_settings(data, new)
     message = str(caught.value)
@@ -224,8 +252,9 @@ async def test_services_save_settings_on_a_full_disk_keeps_the_current_settings(
         services.save_settings(old)
         filler = fill(tiny_disk)
         with pytest.raises(SettingsSaveError, match="disk is full"):
-            services.save_settings(Settings(provider_kind="openai", base_url="http://x",
-                                            system_prompt="y" * 20_000))
+            services.save_settings(
+                Settings(provider_kind="openai", base_url="http://x", system_prompt="y" * 20_000)
+            )
         assert services.settings == old  # what is in use is what is on disk
         filler.unlink()
         assert not list(data.glob("*.tmp"))

@@ -37,8 +37,11 @@ APP_CHILD = Path(__file__).parents[1] / "crash" / "app_child.py"
 
 def snapshot(folder: Path) -> dict[str, str]:
     """Every file under ``folder`` and a hash of its bytes."""
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def read_bytes(path: str | Path) -> bytes:
@@ -63,7 +66,9 @@ async def assert_intact(data: Path, session_id: str) -> None:
             UserMessage("the question that must survive"),
             AssistantMessage("the question that must survive", model="sim-echo"),
         ] or [type(m) for m in await services.history(session_id)] == [
-            UserMessage, AssistantMessage]
+            UserMessage,
+            AssistantMessage,
+        ]
         assert await services.storage.storage.integrity_check() == ["ok"]
     finally:
         await services.close()
@@ -72,8 +77,9 @@ async def assert_intact(data: Path, session_id: str) -> None:
 # --- damaged and too-new files ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("damage", ["truncated to half", "truncated to 100 bytes",
-                                    "garbage header", "random bytes"])
+@pytest.mark.parametrize(
+    "damage", ["truncated to half", "truncated to 100 bytes", "garbage header", "random bytes"]
+)
 async def test_a_damaged_database_is_refused_untouched_then_kept_aside(
     tmp_path: Path, damage: str
 ) -> None:
@@ -169,13 +175,18 @@ def read_only(path: Path) -> Iterator[None]:
                 p.chmod(mode)
         return
     try:
-        subprocess.run(["mount", "--bind", str(path), str(path)], check=True,
-                       capture_output=True, timeout=10)
+        subprocess.run(
+            ["mount", "--bind", str(path), str(path)], check=True, capture_output=True, timeout=10
+        )
     except (OSError, subprocess.SubprocessError) as err:
         pytest.skip(f"running as root without permission to mount a read-only folder: {err}")
     try:
-        subprocess.run(["mount", "-o", "remount,bind,ro", str(path), str(path)], check=True,
-                       capture_output=True, timeout=10)
+        subprocess.run(
+            ["mount", "-o", "remount,bind,ro", str(path), str(path)],
+            check=True,
+            capture_output=True,
+            timeout=10,
+        )
         yield
     finally:
         subprocess.run(["umount", "-l", str(path)], check=True, capture_output=True, timeout=10)
@@ -280,8 +291,12 @@ async def test_a_really_full_disk(tmp_path: Path) -> None:
     mount = tmp_path / "tiny"
     mount.mkdir()
     try:
-        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)],
-                       check=True, capture_output=True, timeout=10)
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)],
+            check=True,
+            capture_output=True,
+            timeout=10,
+        )
     except (OSError, subprocess.SubprocessError) as err:
         pytest.skip(f"cannot mount a tmpfs here: {err}")
     try:
@@ -306,8 +321,12 @@ def tiny_disk(tmp_path: Path, size: str = "2m") -> Iterator[Path]:
     mount = tmp_path / "tiny"
     mount.mkdir()
     try:
-        subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount)],
-                       check=True, capture_output=True, timeout=10)
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount)],
+            check=True,
+            capture_output=True,
+            timeout=10,
+        )
     except (OSError, subprocess.SubprocessError) as err:
         pytest.skip(f"cannot mount a tmpfs here: {err}")
     try:
@@ -369,8 +388,12 @@ async def test_a_second_process_cannot_run_a_conversation_the_first_is_running(
     tmp_path: Path,
 ) -> None:
     data = tmp_path / "data"
-    proc = subprocess.Popen([sys.executable, str(APP_CHILD), str(data)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(APP_CHILD), str(data)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     services: AppServices | None = None
     try:
         assert proc.stdout is not None
@@ -378,8 +401,10 @@ async def test_a_second_process_cannot_run_a_conversation_the_first_is_running(
         assert proc.stdout.readline().strip() == "STREAMING"
         services = await open_services(data)
         assert (await services.resume_info(session_id)).stop is None  # alive: not a crash
-        for attempt in (lambda: services.stream(session_id, "me too"),  # type: ignore[union-attr]
-                        lambda: services.stream_resume(session_id)):  # type: ignore[union-attr]
+        for attempt in (
+            lambda: services.stream(session_id, "me too"),  # type: ignore[union-attr]
+            lambda: services.stream_resume(session_id),
+        ):  # type: ignore[union-attr]
             with pytest.raises(SessionLockedError, match="another Continuum window"):
                 [e async for e in attempt()]
         with pytest.raises(SessionLockedError):

@@ -34,15 +34,20 @@ def _tool(name: str) -> str:
 
 
 def test_desktop_file_validates() -> None:
-    done = subprocess.run([_tool("desktop-file-validate"), str(DESKTOP)],
-                          capture_output=True, text=True, timeout=30)
+    done = subprocess.run(
+        [_tool("desktop-file-validate"), str(DESKTOP)], capture_output=True, text=True, timeout=30
+    )
     # It prints hints even for valid files; only a non-zero exit (an error) fails.
     assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_metainfo_validates() -> None:
-    done = subprocess.run([_tool("appstreamcli"), "validate", "--no-net", str(METAINFO)],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [_tool("appstreamcli"), "validate", "--no-net", str(METAINFO)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -60,7 +65,7 @@ def test_desktop_and_metainfo_agree() -> None:
     from app import __version__
 
     releases = [r.get("version") for r in component.iter("release")]
-    assert __version__ in releases, f"add a <release version=\"{__version__}\"> to {METAINFO.name}"
+    assert __version__ in releases, f'add a <release version="{__version__}"> to {METAINFO.name}'
 
 
 @pytest.mark.parametrize("size", SIZES)

@@ -14,12 +14,22 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_entry_script_smoke_mode(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env.update(QT_QPA_PLATFORM="offscreen", CONTINUUM_SMOKE_QUIT_AFTER_SHOWN="1",
-               PYTHONPATH=str(ROOT))
+    env.update(
+        QT_QPA_PLATFORM="offscreen", CONTINUUM_SMOKE_QUIT_AFTER_SHOWN="1", PYTHONPATH=str(ROOT)
+    )
     done = subprocess.run(
-        [sys.executable, str(ROOT / "packaging" / "continuum_main.py"),
-         "--data-dir", str(tmp_path / "data")],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=90)
+        [
+            sys.executable,
+            str(ROOT / "packaging" / "continuum_main.py"),
+            "--data-dir",
+            str(tmp_path / "data"),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     line = next((ln for ln in done.stdout.splitlines() if ln.startswith("smoke:")), "")
     assert "window shown: title='Continuum'" in line and "icon=yes" in line, done.stdout

@@ -27,12 +27,14 @@ VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["
 pytestmark = pytest.mark.timeout(300)
 
 
-def _run(cmd: list[str], *, cwd: Path, env: dict[str, str] | None = None,
-         timeout: float = 180) -> subprocess.CompletedProcess[str]:
+def _run(
+    cmd: list[str], *, cwd: Path, env: dict[str, str] | None = None, timeout: float = 180
+) -> subprocess.CompletedProcess[str]:
     done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, (
         f"{' '.join(map(str, cmd))} exited {done.returncode}\n"
-        f"--- stdout ---\n{done.stdout[-4000:]}\n--- stderr ---\n{done.stderr[-4000:]}")
+        f"--- stdout ---\n{done.stdout[-4000:]}\n--- stderr ---\n{done.stderr[-4000:]}"
+    )
     return done
 
 
@@ -41,8 +43,10 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     try:
         import build  # noqa: F401
     except ImportError:
-        pytest.fail("the 'build' package is missing: pip install build "
-                    "(it belongs in the test extra of pyproject.toml)")
+        pytest.fail(
+            "the 'build' package is missing: pip install build "
+            "(it belongs in the test extra of pyproject.toml)"
+        )
     out = tmp_path_factory.mktemp("dist")
     _run([sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)], cwd=out)
     wheels = list(out.glob("continuum-*.whl"))
@@ -57,10 +61,27 @@ def venv(dist: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Pat
     where = tmp_path_factory.mktemp("venv") / "v"
     _run([sys.executable, "-m", "venv", "--without-pip", str(where)], cwd=where.parent)
     python = where / "bin" / "python"
-    _run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet",
-          "--no-index", "--no-deps", str(dist["wheel"])], cwd=where.parent)
-    site = Path(_run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                     cwd=where.parent).stdout.strip())
+    _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--quiet",
+            "--no-index",
+            "--no-deps",
+            str(dist["wheel"]),
+        ],
+        cwd=where.parent,
+    )
+    site = Path(
+        _run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+            cwd=where.parent,
+        ).stdout.strip()
+    )
     (site / "zz_continuum_test_deps.pth").write_text(sysconfig.get_path("purelib") + "\n")
     return where
 
@@ -76,8 +97,11 @@ def test_wheel_contents(dist: dict[str, Path]) -> None:
     assert "app/__init__.py" in names and "ui/main.py" in names
     assert "app/py.typed" in names
     assert not any(n.startswith(("tests/", "bench/")) for n in names), "tests leaked into wheel"
-    entry_points = zipfile.ZipFile(dist["wheel"]).read(
-        f"continuum-{VERSION}.dist-info/entry_points.txt").decode()
+    entry_points = (
+        zipfile.ZipFile(dist["wheel"])
+        .read(f"continuum-{VERSION}.dist-info/entry_points.txt")
+        .decode()
+    )
     assert "continuum = ui.main:main" in entry_points
 
 
@@ -90,8 +114,15 @@ def test_sdist_contents(dist: dict[str, Path]) -> None:
 def test_installed_wheel_starts(venv: Path) -> None:
     bin_ = venv / "bin"
     # app and ui come from the wheel, not from the source tree.
-    where = _run([str(bin_ / "python"), "-c", "import app, ui; print(app.__file__); "
-                  "print(ui.__file__); print(app.__version__)"], cwd=venv, env=_env()).stdout
+    where = _run(
+        [
+            str(bin_ / "python"),
+            "-c",
+            "import app, ui; print(app.__file__); print(ui.__file__); print(app.__version__)",
+        ],
+        cwd=venv,
+        env=_env(),
+    ).stdout
     app_file, ui_file, version = where.split()
     assert app_file.startswith(str(venv)) and ui_file.startswith(str(venv)), where
     assert version == VERSION
@@ -109,8 +140,14 @@ def test_installed_wheel_starts(venv: Path) -> None:
 def test_installed_wheel_has_window_icon(dist: dict[str, Path], venv: Path) -> None:
     names = zipfile.ZipFile(dist["wheel"]).namelist()
     assert "resources/icons/continuum.svg" in names
-    found = _run([str(venv / "bin" / "python"), "-c",
-                  "from ui.window import RESOURCES; "
-                  "print((RESOURCES / 'icons' / 'continuum.svg').is_file())"],
-                 cwd=venv, env=_env()).stdout.strip()
+    found = _run(
+        [
+            str(venv / "bin" / "python"),
+            "-c",
+            "from ui.window import RESOURCES; "
+            "print((RESOURCES / 'icons' / 'continuum.svg').is_file())",
+        ],
+        cwd=venv,
+        env=_env(),
+    ).stdout.strip()
     assert found == "True"

@@ -220,20 +220,37 @@ _PAD = "Request rejected for account 12345 because the key is not valid " * 6
 def test_no_piece_of_the_key_of_eight_or_more_characters_survives(message: str) -> None:
     body = json.dumps({"error": {"message": message}})
     for status in (401, 400, 429, 500, 418):
-        err = error_from_response(status, {"content-type": "application/json"}, body,
-                                  provider="P", model="m", url="http://127.0.0.1:1/v1",
-                                  secrets=(RAW_KEY,))
+        err = error_from_response(
+            status,
+            {"content-type": "application/json"},
+            body,
+            provider="P",
+            model="m",
+            url="http://127.0.0.1:1/v1",
+            secrets=(RAW_KEY,),
+        )
         assert _longest_key_fragment(str(err)) < 8, str(err)
-    err = error_from_event({"error": {"type": "api_error", "message": message}},
-                           provider="P", model="m", secrets=(RAW_KEY,))
+    err = error_from_event(
+        {"error": {"type": "api_error", "message": message}},
+        provider="P",
+        model="m",
+        secrets=(RAW_KEY,),
+    )
     assert _longest_key_fragment(str(err)) < 8, str(err)
 
 
 def test_the_key_in_an_html_error_page_title_is_redacted_before_it_is_shortened() -> None:
     title = "Gateway error for " + "y" * 90 + " " + RAW_KEY
     body = f"<!doctype html><html><head><title>{title}</title></head></html>"
-    err = error_from_response(502, {"content-type": "text/html"}, body, provider="P",
-                              model="m", url="http://127.0.0.1:1/v1", secrets=(RAW_KEY,))
+    err = error_from_response(
+        502,
+        {"content-type": "text/html"},
+        body,
+        provider="P",
+        model="m",
+        url="http://127.0.0.1:1/v1",
+        secrets=(RAW_KEY,),
+    )
     assert _longest_key_fragment(str(err)) < 8, str(err)
 
 

@@ -39,15 +39,25 @@ def test_event_json_names_what_and_who(data: str, sender: str, start: str) -> No
 @pytest.mark.parametrize(
     ("parser", "event", "start"),
     [
-        (OpenAIStreamParser(), ServerSentEvent(data="{oops"),
-         "The provider sent a stream chunk that is not valid JSON"),
-        (OpenAIStreamParser(), ServerSentEvent(event="error", data="{oops"),
-         "The provider sent an error event that is not valid JSON"),
-        (AnthropicStreamParser(), ServerSentEvent(event="message_start", data="{oops"),
-         "Anthropic sent a 'message_start' event that is not valid JSON"),
+        (
+            OpenAIStreamParser(),
+            ServerSentEvent(data="{oops"),
+            "The provider sent a stream chunk that is not valid JSON",
+        ),
+        (
+            OpenAIStreamParser(),
+            ServerSentEvent(event="error", data="{oops"),
+            "The provider sent an error event that is not valid JSON",
+        ),
+        (
+            AnthropicStreamParser(),
+            ServerSentEvent(event="message_start", data="{oops"),
+            "Anthropic sent a 'message_start' event that is not valid JSON",
+        ),
     ],
 )
-def test_both_parsers_report_bad_json_through_it(parser: Any, event: ServerSentEvent,
-                                                 start: str) -> None:
+def test_both_parsers_report_bad_json_through_it(
+    parser: Any, event: ServerSentEvent, start: str
+) -> None:
     with pytest.raises(ProviderStreamError, match="^" + start):
         parser.feed(event)

@@ -59,13 +59,16 @@ async def test_key_never_leaks(
 
 def _longest_key_piece(text: str, key: str) -> int:
     text, key = text.lower(), key.lower()
-    return max((n for i in range(len(key)) for n in range(1, len(key) - i + 1)
-                if key[i:i + n] in text), default=0)
+    return max(
+        (n for i in range(len(key)) for n in range(1, len(key) - i + 1) if key[i : i + n] in text),
+        default=0,
+    )
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 async def test_a_key_echoed_at_the_clip_boundary_or_in_another_case_never_leaks(
-    protocol: str, sim: Simulator,
+    protocol: str,
+    sim: Simulator,
 ) -> None:
     """Real HTTP errors from the simulator whose message echoes the key where the 300-character
     clip cuts it, upper-cased, and in pieces: no 8-character piece of it reaches the error."""

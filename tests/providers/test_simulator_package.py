@@ -15,6 +15,12 @@ def test_the_simulator_package_ships_no_benchmark() -> None:
 
 
 def test_python_m_bench_offers_the_provider_rates() -> None:
-    proc = subprocess.run([sys.executable, "-m", "bench", "--help"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench", "--help"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     assert "provider_rates" in proc.stdout

@@ -16,8 +16,14 @@ from app.simulator import Simulator
 from tests.memory_keyring import MemoryKeyring
 
 __all__ = [
-    "LOOPS", "MemoryKeyring", "close_window", "make_services", "open_window", "qasync_runner",
-    "until", "window_on_simulator",
+    "LOOPS",
+    "MemoryKeyring",
+    "close_window",
+    "make_services",
+    "open_window",
+    "qasync_runner",
+    "until",
+    "window_on_simulator",
 ]
 
 # qasync loops stay referenced for the whole session: a loop collected from aiosqlite's worker
@@ -58,8 +64,9 @@ async def until(condition: Callable[[], Any], within: float = 10.0, what: str = 
         await asyncio.sleep(0.01)
 
 
-async def make_services(data_dir: Path, base_url: str | None, *,
-                        model: str = "sim-echo") -> AppServices:
+async def make_services(
+    data_dir: Path, base_url: str | None, *, model: str = "sim-echo"
+) -> AppServices:
     services = AppServices(data_dir)
     if base_url is not None:
         services.save_settings(Settings(provider_kind="openai", base_url=base_url, model=model))

@@ -31,12 +31,14 @@ def test_every_action_is_made_named_and_triggers_its_own_slot(qapp: Any) -> None
     window.deleteLater()
 
 
-@pytest.mark.parametrize(("change", "words"), [
-    (lambda s: s.pop("stopAction"), "missing ['stopAction']"),
-    (lambda s: s.update(typoAction=lambda: None), "unknown ['typoAction']"),
-])
-def test_slots_that_do_not_match_the_table_are_refused(qapp: Any, change: Any,
-                                                       words: str) -> None:
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        (lambda s: s.pop("stopAction"), "missing ['stopAction']"),
+        (lambda s: s.update(typoAction=lambda: None), "unknown ['typoAction']"),
+    ],
+)
+def test_slots_that_do_not_match_the_table_are_refused(qapp: Any, change: Any, words: str) -> None:
     window = QMainWindow()
     slots: dict[str, Any] = {name: (lambda: None) for name in action_names()}
     change(slots)
@@ -46,22 +48,28 @@ def test_slots_that_do_not_match_the_table_are_refused(qapp: Any, change: Any,
     window.deleteLater()
 
 
-@pytest.mark.parametrize(("kind", "url", "words"), [
-    ("openai", "http://127.0.0.1:9/v1", "OpenAI-compatible · http://127.0.0.1:9/v1"),
-    ("anthropic", "https://api.anthropic.com", "Anthropic · https://api.anthropic.com"),
-    ("simulator", "ignored", "Offline simulator — not a real model"),
-    (None, "", "No provider · "),
-    ("something-else", "u", "No provider · u"),
-])
+@pytest.mark.parametrize(
+    ("kind", "url", "words"),
+    [
+        ("openai", "http://127.0.0.1:9/v1", "OpenAI-compatible · http://127.0.0.1:9/v1"),
+        ("anthropic", "https://api.anthropic.com", "Anthropic · https://api.anthropic.com"),
+        ("simulator", "ignored", "Offline simulator — not a real model"),
+        (None, "", "No provider · "),
+        ("something-else", "u", "No provider · u"),
+    ],
+)
 def test_provider_words(kind: str | None, url: str, words: str) -> None:
     assert provider_words(kind, url) == words
 
 
-@pytest.mark.parametrize(("title", "kind", "name"), [
-    ("Tides", ExportFormat.MARKDOWN, "Tides.md"),
-    ("a/b: c?", ExportFormat.JSON, "a_b_ c_.json"),
-    ("x" * 80, ExportFormat.MARKDOWN, "x" * 60 + ".md"),
-    ("Café-1_2", ExportFormat.JSON, "Café-1_2.json"),
-])
+@pytest.mark.parametrize(
+    ("title", "kind", "name"),
+    [
+        ("Tides", ExportFormat.MARKDOWN, "Tides.md"),
+        ("a/b: c?", ExportFormat.JSON, "a_b_ c_.json"),
+        ("x" * 80, ExportFormat.MARKDOWN, "x" * 60 + ".md"),
+        ("Café-1_2", ExportFormat.JSON, "Café-1_2.json"),
+    ],
+)
 def test_export_file_name(title: str, kind: ExportFormat, name: str) -> None:
     assert export_file_name(title, kind) == name

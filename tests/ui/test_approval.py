@@ -21,8 +21,10 @@ AFTER = "The file is written."
 
 
 def write_reply(call_id: str, name: str = "notes.txt", content: str = "hello\n") -> Reply:
-    return Reply(text="I will write the file.", tool_calls=(
-        SimToolCall("write_file", {"path": name, "content": content}, id=call_id),))
+    return Reply(
+        text="I will write the file.",
+        tool_calls=(SimToolCall("write_file", {"path": name, "content": content}, id=call_id),),
+    )
 
 
 def setup_tools(window: Any, tmp_path: Path) -> Path:
@@ -144,16 +146,20 @@ def test_stop_while_awaiting_approval_cancels(run: Any, tmp_path: Path) -> None:
             window.composer.stop_button.click()
             await until(lambda: not window.controller.busy, 10, "stopped")
             await until(lambda: not card.isVisible(), 10, "the card goes away")
-            await until(lambda: card_of(window, "c1").state is ToolState.CANCELLED, 10,
-                        "the tool card says cancelled")
+            await until(
+                lambda: card_of(window, "c1").state is ToolState.CANCELLED,
+                10,
+                "the tool card says cancelled",
+            )
             assert not (ws / "notes.txt").exists()
 
     run(scenario(), timeout=45)
 
 
 def test_edit_file_shows_a_diff() -> None:
-    call = ToolCall("e", "edit_file", {"path": "a.py", "old_text": "x = 1\n",
-                                        "new_text": "x = 2\n"})
+    call = ToolCall(
+        "e", "edit_file", {"path": "a.py", "old_text": "x = 1\n", "new_text": "x = 2\n"}
+    )
     text = describe_call(call)
     assert "--- a/a.py" in text and "+++ b/a.py" in text
     assert "-x = 1" in text and "+x = 2" in text

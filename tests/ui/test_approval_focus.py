@@ -148,7 +148,8 @@ def test_a_press_held_across_questions_does_not_answer_the_next(qtbot: Any) -> N
         first, second = loop.create_future(), loop.create_future()
         answers: list[str] = []
         second.add_done_callback(
-            lambda f: answers.append(f.result().value) if not f.cancelled() else None)
+            lambda f: answers.append(f.result().value) if not f.cancelled() else None
+        )
         card.ask(ToolCall("c1", "write_file", {"path": "a", "content": "1"}), first)
         card.ask(ToolCall("c2", "write_file", {"path": "b", "content": "2"}), second)
         card.show()
@@ -160,8 +161,9 @@ def test_a_press_held_across_questions_does_not_answer_the_next(qtbot: Any) -> N
         first.cancel()
         loop.run_until_complete(_spin())
         assert card.current_call is not None and card.current_call.id == "c2"
-        QTest.mouseRelease(button, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
-                           centre)
+        QTest.mouseRelease(
+            button, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, centre
+        )
         loop.run_until_complete(_spin())
         assert answers == [] and not second.done()
         # A deliberate click once armed still answers it.

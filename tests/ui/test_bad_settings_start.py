@@ -11,11 +11,15 @@ import pytest
 from tests.ui.helpers import close_window, open_window
 
 
-@pytest.mark.parametrize("content", [
-    '{"provider_kind": "simulator", "recent_models": 5}',
-    '{"model": ' + "9" * 400 + "}",
-    '{"recent_models": ' + "[" * 100_000 + "]" * 100_000 + "}",
-], ids=["recent_models is 5", "400-digit model", "100k-deep nesting"])
+@pytest.mark.parametrize(
+    "content",
+    [
+        '{"provider_kind": "simulator", "recent_models": 5}',
+        '{"model": ' + "9" * 400 + "}",
+        '{"recent_models": ' + "[" * 100_000 + "]" * 100_000 + "}",
+    ],
+    ids=["recent_models is 5", "400-digit model", "100k-deep nesting"],
+)
 def test_the_window_starts_with_defaults_and_says_why(
     run: Callable[..., Any], tmp_path: Path, content: str
 ) -> None:

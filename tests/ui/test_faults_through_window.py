@@ -50,7 +50,8 @@ ACTIONABLE = re.compile(
 )
 #: What must never reach a person: tracebacks, Python reprs and exception names, raw HTML.
 UNFIT = re.compile(
-    r"Traceback|File \"|<class|\b\w*(Error|Exception)(\(|:)|<\s*/?\s*[A-Za-z!][^>]*>")
+    r"Traceback|File \"|<class|\b\w*(Error|Exception)(\(|:)|<\s*/?\s*[A-Za-z!][^>]*>"
+)
 
 BAD_CALL = SimToolCall("note", BAD_ARGUMENTS)
 
@@ -68,65 +69,115 @@ class Case:
 
 CASES: dict[str, Case] = {
     "drop before output": Case(
-        (Fault.drop_after(0),), ("connection",), "Resume", StopKind.CONNECTION),
+        (Fault.drop_after(0),), ("connection",), "Resume", StopKind.CONNECTION
+    ),
     "drop after 4 chunks": Case(
-        (Reply(text=LONG, fault=Fault.drop_after(4)),), ("connection",), "Resume",
-        StopKind.CONNECTION, cut=True),
+        (Reply(text=LONG, fault=Fault.drop_after(4)),),
+        ("connection",),
+        "Resume",
+        StopKind.CONNECTION,
+        cut=True,
+    ),
     "stall before output": Case(
-        (Fault.stall_after(0),), ("stopped responding",), "Resume", StopKind.CONNECTION),
+        (Fault.stall_after(0),), ("stopped responding",), "Resume", StopKind.CONNECTION
+    ),
     "stall after output": Case(
-        (Reply(text=LONG, fault=Fault.stall_after(4)),), ("stopped responding",), "Resume",
-        StopKind.CONNECTION, cut=True),
+        (Reply(text=LONG, fault=Fault.stall_after(4)),),
+        ("stopped responding",),
+        "Resume",
+        StopKind.CONNECTION,
+        cut=True,
+    ),
     "429 with a Retry-After longer than the policy": Case(
-        (Fault.http_status(429, retry_after=30),), ("too many requests", "wait 30"), "Resume",
-        StopKind.PROVIDER_ERROR, attempts=2),
+        (Fault.http_status(429, retry_after=30),),
+        ("too many requests", "wait 30"),
+        "Resume",
+        StopKind.PROVIDER_ERROR,
+        attempts=2,
+    ),
     "500": Case((Fault.http_status(500),), ("HTTP 500",), "Resume", StopKind.PROVIDER_ERROR),
     "502": Case((Fault.http_status(502),), ("HTTP 502",), "Resume", StopKind.PROVIDER_ERROR),
     "503": Case((Fault.http_status(503),), ("HTTP 503",), "Resume", StopKind.PROVIDER_ERROR),
     "529 overloaded": Case(
-        (Fault.http_status(529),), ("overloaded",), "Resume", StopKind.PROVIDER_ERROR),
+        (Fault.http_status(529),), ("overloaded",), "Resume", StopKind.PROVIDER_ERROR
+    ),
     "401 wrong key": Case(
-        (Fault.http_status(401),), ("API key",), "Resume", StopKind.PROVIDER_ERROR),
+        (Fault.http_status(401),), ("API key",), "Resume", StopKind.PROVIDER_ERROR
+    ),
     "HTML error page": Case(
-        (Fault.html(502),), ("HTML page", "502 Bad Gateway"), "Resume",
-        StopKind.PROVIDER_ERROR),
+        (Fault.html(502),), ("HTML page", "502 Bad Gateway"), "Resume", StopKind.PROVIDER_ERROR
+    ),
     "malformed SSE before output": Case(
-        (Fault.malformed_after(0),), (), "Resume", StopKind.CONNECTION),
+        (Fault.malformed_after(0),), (), "Resume", StopKind.CONNECTION
+    ),
     "malformed SSE after output": Case(
-        (Reply(text=LONG, fault=Fault.malformed_after(4)),), (), "Resume", StopKind.CONNECTION,
-        cut=True),
-    "early EOF before output": Case(
-        (Fault.eof_after(0),), (), "Resume", StopKind.CONNECTION),
+        (Reply(text=LONG, fault=Fault.malformed_after(4)),),
+        (),
+        "Resume",
+        StopKind.CONNECTION,
+        cut=True,
+    ),
+    "early EOF before output": Case((Fault.eof_after(0),), (), "Resume", StopKind.CONNECTION),
     "early EOF after output": Case(
-        (Reply(text=LONG, fault=Fault.eof_after(4)),), (), "Resume", StopKind.CONNECTION,
-        cut=True),
+        (Reply(text=LONG, fault=Fault.eof_after(4)),), (), "Resume", StopKind.CONNECTION, cut=True
+    ),
     "error event after output": Case(
-        (Reply(text=LONG, fault=Fault.error_event_after(4)),), ("overloaded",), "Resume",
-        StopKind.PROVIDER_ERROR, cut=True),
+        (Reply(text=LONG, fault=Fault.error_event_after(4)),),
+        ("overloaded",),
+        "Resume",
+        StopKind.PROVIDER_ERROR,
+        cut=True,
+    ),
     "invalid JSON tool arguments": Case(
-        (Reply(text="", tool_calls=(BAD_CALL,)),), ("JSON", "not run"), "Resume",
-        StopKind.CONNECTION),
+        (Reply(text="", tool_calls=(BAD_CALL,)),),
+        ("JSON", "not run"),
+        "Resume",
+        StopKind.CONNECTION,
+    ),
     "invalid JSON tool arguments after text": Case(
-        (Reply(text="Writing it now.", tool_calls=(BAD_CALL,)),), ("JSON", "not run"),
-        "Resume", StopKind.CONNECTION, cut=True),
+        (Reply(text="Writing it now.", tool_calls=(BAD_CALL,)),),
+        ("JSON", "not run"),
+        "Resume",
+        StopKind.CONNECTION,
+        cut=True,
+    ),
     "unknown finish reason": Case(
-        (Reply(text="Hmm.", stop="galaxy_brain"),), ("galaxy_brain",), None, None,
-        guidance="send a new message", cut=None),
+        (Reply(text="Hmm.", stop="galaxy_brain"),),
+        ("galaxy_brain",),
+        None,
+        None,
+        guidance="send a new message",
+        cut=None,
+    ),
     "refusal": Case(
-        (Reply(text="I can't help with that.", stop="refusal"),), ("refused",), None,
-        StopKind.REFUSED, guidance="Rephrase", cut=None),
+        (Reply(text="I can't help with that.", stop="refusal"),),
+        ("refused",),
+        None,
+        StopKind.REFUSED,
+        guidance="Rephrase",
+        cut=None,
+    ),
     "context full": Case(
-        (Fault.context_full(),), ("context window",), None, StopKind.CONTEXT_FULL,
-        guidance="Start a new conversation"),
+        (Fault.context_full(),),
+        ("context window",),
+        None,
+        StopKind.CONTEXT_FULL,
+        guidance="Start a new conversation",
+    ),
     "length cut": Case(
-        (Reply(text="The first half", stop="max_output"),), ("output limit",), "Continue",
-        StopKind.OUTPUT_LIMIT, cut=None),
+        (Reply(text="The first half", stop="max_output"),),
+        ("output limit",),
+        "Continue",
+        StopKind.OUTPUT_LIMIT,
+        cut=None,
+    ),
 }
 
 
 def _short_timeout_model(settings: Settings) -> Model:
-    return OpenAICompatibleModel(settings.base_url, settings.model or "sim-echo",
-                                 timeout=READ_TIMEOUT)
+    return OpenAICompatibleModel(
+        settings.base_url, settings.model or "sim-echo", timeout=READ_TIMEOUT
+    )
 
 
 async def open_fault_window(data_dir: Path, sim: Simulator, *, attempts: int = 1) -> Any:
@@ -134,10 +185,12 @@ async def open_fault_window(data_dir: Path, sim: Simulator, *, attempts: int = 1
     from ui.window import MainWindow
 
     services = AppServices(data_dir, model_factory=_short_timeout_model)
-    services.save_settings(Settings(provider_kind="openai", base_url=sim.openai_base_url,
-                                    model="sim-echo"))
+    services.save_settings(
+        Settings(provider_kind="openai", base_url=sim.openai_base_url, model="sim-echo")
+    )
     services.client.defaults = AgentRunConfig(
-        "default", retry=RetryPolicy(max_attempts=attempts, base_delay=0.01, max_delay=1.0))
+        "default", retry=RetryPolicy(max_attempts=attempts, base_delay=0.01, max_delay=1.0)
+    )
 
     ran: list[str] = []
 
@@ -203,8 +256,9 @@ def bar_words(window: Any) -> list[str]:
     words = [bar.message.text()]
     if bar.tools.isVisible():
         words.append(plain(bar.tools.text()))
-    words += [b.text() for b in (bar.resume_button, bar.other_button, bar.dismiss_button)
-              if b.isVisible()]
+    words += [
+        b.text() for b in (bar.resume_button, bar.other_button, bar.dismiss_button) if b.isVisible()
+    ]
     return words
 
 
@@ -255,8 +309,9 @@ def test_fault_through_the_window(run: Any, tmp_path: Path, name: str) -> None:
                 if case.cut:  # the cut answer stays visible, marked as interrupted
                     cut = model.item(1)
                     assert cut.kind is ItemKind.ASSISTANT and cut.stop_reason == "interrupted"
-                    assert cut.text and (LONG.startswith(cut.text)
-                                         or cut.text == "Writing it now."), cut.text
+                    assert cut.text and (
+                        LONG.startswith(cut.text) or cut.text == "Writing it now."
+                    ), cut.text
                 elif case.cut is False:  # nothing came: only the question is shown
                     assert [i.kind for i in model.items()] == [ItemKind.USER]
 
@@ -268,7 +323,8 @@ def test_fault_through_the_window(run: Any, tmp_path: Path, name: str) -> None:
                     # Dismiss forgets the stop record, then says the sessions changed.
                     dismissed = asyncio.get_running_loop().create_future()
                     window.controller.sessionsChanged.connect(
-                        lambda: dismissed.done() or dismissed.set_result(None))
+                        lambda: dismissed.done() or dismissed.set_result(None)
+                    )
                     QTest.mouseClick(bar.dismiss_button, Qt.MouseButton.LeftButton)
                     await asyncio.wait_for(dismissed, 10)
                     assert not bar.isVisible()

@@ -11,8 +11,9 @@ import pytest
 from ui.main import SingleInstance, install_excepthook, main
 
 
-def test_second_instance_asks_the_first_to_come_forward(qapp: Any, qtbot: Any,
-                                                        tmp_path: Path) -> None:
+def test_second_instance_asks_the_first_to_come_forward(
+    qapp: Any, qtbot: Any, tmp_path: Path
+) -> None:
     first = SingleInstance(tmp_path)
     assert first.claim()
     activated: list[bool] = []
@@ -23,8 +24,9 @@ def test_second_instance_asks_the_first_to_come_forward(qapp: Any, qtbot: Any,
     first.server.close()
 
 
-def test_excepthook_reports_one_sentence_not_a_traceback(monkeypatch: pytest.MonkeyPatch,
-                                                         caplog: Any) -> None:
+def test_excepthook_reports_one_sentence_not_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, caplog: Any
+) -> None:
     shown: list[str] = []
     monkeypatch.setattr(sys, "excepthook", sys.excepthook)  # restored after the test
     install_excepthook(shown.append)

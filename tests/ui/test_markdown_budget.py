@@ -28,8 +28,10 @@ def repeat(unit: str, chars: int) -> str:
 
 
 def test_inline_cost_table() -> None:
-    normal = ("The model reads **every** message, see [the docs](https://example.org) and "
-              "`resume_point()` for *details*. ") * 30  # ~3 KB, an ordinary long paragraph
+    normal = (
+        "The model reads **every** message, see [the docs](https://example.org) and "
+        "`resume_point()` for *details*. "
+    ) * 30  # ~3 KB, an ordinary long paragraph
     cases = [
         ("", False),
         ("plain words " * 5000, False),  # 60 KB without markup: linear, always fine
@@ -53,9 +55,12 @@ def test_pathological_inline_falls_back_to_its_text(unit: str, qapp: Any) -> Non
 
 
 def test_other_blocks_keep_their_markdown(qapp: Any) -> None:
-    text = ("Intro with **bold** and [a link](https://example.org).\n\n"
-            + repeat("![", 50_000) + "\n\n"
-            + "- item *one*\n- item `two`\n\n```python\nx = 1\n```\n")
+    text = (
+        "Intro with **bold** and [a link](https://example.org).\n\n"
+        + repeat("![", 50_000)
+        + "\n\n"
+        + "- item *one*\n- item `two`\n\n```python\nx = 1\n```\n"
+    )
     result = render_markdown(text)
     assert result.plain_blocks == 1
     assert "<strong>bold</strong>" in result.html
@@ -66,14 +71,24 @@ def test_other_blocks_keep_their_markdown(qapp: Any) -> None:
 
 
 def test_normal_markdown_is_unchanged() -> None:
-    text = ("# Title\n\nSome *emphasis*, **strong**, `code`, ~~gone~~ and "
-            "[link](https://example.org) ![pic](https://example.org/p.png).\n\n"
-            "| a | b |\n|---|---|\n| *1* | 2 |\n\n> quoted **text**\n")
+    text = (
+        "# Title\n\nSome *emphasis*, **strong**, `code`, ~~gone~~ and "
+        "[link](https://example.org) ![pic](https://example.org/p.png).\n\n"
+        "| a | b |\n|---|---|\n| *1* | 2 |\n\n> quoted **text**\n"
+    )
     result = render_markdown(text)
     assert result.plain_blocks == 0
-    for piece in ("<h1>Title</h1>", "<em>emphasis</em>", "<strong>strong</strong>",
-                  "<code>code</code>", "<s>gone</s>", '<a href="https://example.org">link</a>',
-                  "[image: pic]", "<td><em>1</em></td>", "<blockquote>"):
+    for piece in (
+        "<h1>Title</h1>",
+        "<em>emphasis</em>",
+        "<strong>strong</strong>",
+        "<code>code</code>",
+        "<s>gone</s>",
+        '<a href="https://example.org">link</a>',
+        "[image: pic]",
+        "<td><em>1</em></td>",
+        "<blockquote>",
+    ):
         assert piece in result.html, piece
 
 
@@ -90,12 +105,14 @@ def test_a_streamed_pathological_answer_is_shown_as_text(qtbot: Any) -> None:
     text = repeat("![", 60_000)
     renders = view.delegate._renders
     for start in range(0, len(text), 20_000):
-        model.append_delta(text[start:start + 20_000])
+        model.append_delta(text[start : start + 20_000])
         model.flush()
         item = model.streaming_item
         assert item is not None
-        qtbot.waitUntil(lambda it=item: it.uid in renders
-                        and renders[it.uid].version == it.version, timeout=10_000)
+        qtbot.waitUntil(
+            lambda it=item: it.uid in renders and renders[it.uid].version == it.version,
+            timeout=10_000,
+        )
     render = renders[item.uid]
     assert render.plain_blocks == 1
     assert text in "".join(chunk.toPlainText() for chunk in render.chunks)
@@ -115,8 +132,13 @@ def test_has_long_run_table() -> None:
 
 # --- Block-level work: long blocks without a blank line are cut (stable_boundary) -------------
 
-BLOCK_PATTERNS = {"star-lines": "*\n", "dash-lines": "- \n", "numbered-lines": "1.\n",
-                  "bracket-lines": "[\n", "quote-lines": "> \n"}
+BLOCK_PATTERNS = {
+    "star-lines": "*\n",
+    "dash-lines": "- \n",
+    "numbered-lines": "1.\n",
+    "bracket-lines": "[\n",
+    "quote-lines": "> \n",
+}
 
 
 @pytest.mark.parametrize("unit", list(BLOCK_PATTERNS.values()), ids=list(BLOCK_PATTERNS))
@@ -165,12 +187,14 @@ def _streamed(qtbot: Any, text: str, piece: int) -> tuple[Any, Any]:
     model.add_user("go")
     renders = view.delegate._renders
     for start in range(0, len(text), piece):
-        model.append_delta(text[start:start + piece])
+        model.append_delta(text[start : start + piece])
         model.flush()
         item = model.streaming_item
         assert item is not None
-        qtbot.waitUntil(lambda it=item: it.uid in renders
-                        and renders[it.uid].version == it.version, timeout=10_000)
+        qtbot.waitUntil(
+            lambda it=item: it.uid in renders and renders[it.uid].version == it.version,
+            timeout=10_000,
+        )
     return model, renders[item.uid]
 
 
@@ -186,8 +210,7 @@ def _list_items(chunks: list[QTextDocument]) -> list[str]:
 
 
 @pytest.mark.parametrize("unit", list(BLOCK_PATTERNS.values()), ids=list(BLOCK_PATTERNS))
-def test_hostile_block_patterns_show_everything_in_bounded_pieces(unit: str,
-                                                                  qtbot: Any) -> None:
+def test_hostile_block_patterns_show_everything_in_bounded_pieces(unit: str, qtbot: Any) -> None:
     from PySide6.QtWidgets import QApplication
 
     from ui.transcript.markdown import MAX_BLOCK_LINES
@@ -230,7 +253,7 @@ def test_a_message_over_the_line_limit_is_cut_as_plain_text(qtbot: Any) -> None:
     assert shown_end("word " * 1000) == 5000
     _model, render = _streamed(qtbot, text, 5000)
     assert render.cut and len(render.chunks) == 2
-    assert render.chunks[0].toPlainText() == text[:2 * MAX_RENDERED_LINES].rstrip("\n")
+    assert render.chunks[0].toPlainText() == text[: 2 * MAX_RENDERED_LINES].rstrip("\n")
     assert "1,000 more characters" in render.chunks[1].toPlainText()
 
 
@@ -241,9 +264,11 @@ def test_a_normal_long_document_renders_as_before(qapp: Any) -> None:
     from ui.transcript.render import MessageRender, update_render
     from ui.transcript.rows import ItemKind, TranscriptItem
 
-    section = ("## Step\n\nSome *emphasis*, **strong**, `code` and [link](https://example.org)."
-               "\n\n- one\n- two\n  - nested\n\n1. first\n2. second\n\n| a | b |\n|---|---|\n"
-               "| 1 | 2 |\n\n> quoted\n\n```python\nx = 1\n```\n\n")
+    section = (
+        "## Step\n\nSome *emphasis*, **strong**, `code` and [link](https://example.org)."
+        "\n\n- one\n- two\n  - nested\n\n1. first\n2. second\n\n| a | b |\n|---|---|\n"
+        "| 1 | 2 |\n\n> quoted\n\n```python\nx = 1\n```\n\n"
+    )
     text = section * 60  # ~1,500 lines, every block short
     assert long_block_cuts(text) == []
     item = TranscriptItem(ItemKind.ASSISTANT, text)

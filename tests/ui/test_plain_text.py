@@ -47,8 +47,7 @@ def shown_tooltip(widget: QWidget, at: QPoint | None = None) -> QLabel:
     pos = at if at is not None else widget.rect().center()
     QApplication.sendEvent(widget, QHelpEvent(QEvent.Type.ToolTip, pos, widget.mapToGlobal(pos)))
     assert QToolTip.isVisible(), "no tooltip was shown"
-    tips = [w for w in QApplication.topLevelWidgets()
-            if w.inherits("QTipLabel") and w.isVisible()]
+    tips = [w for w in QApplication.topLevelWidgets() if w.inherits("QTipLabel") and w.isVisible()]
     assert len(tips) == 1
     return tips[0]  # type: ignore[return-value]
 
@@ -78,8 +77,13 @@ def test_plain_tooltip_table() -> None:
     }
     for text, expected in cases.items():
         assert plain_tooltip(text) == expected
-    for text in ("<b>x</b>", '<img src="file:///etc/passwd">', "&lt;i&gt;", "a  <i>b</i>\n  c",
-                 "a < b & c > d"):
+    for text in (
+        "<b>x</b>",
+        '<img src="file:///etc/passwd">',
+        "&lt;i&gt;",
+        "a  <i>b</i>\n  c",
+        "a < b & c > d",
+    ):
         assert literal(plain_tooltip(text)) == text
 
 
@@ -113,26 +117,27 @@ def test_note_markup_in_the_transcript_tooltip(qtbot: Any, image_markup: str) ->
     assert_shows_literally(shown_tooltip(view.viewport(), rect.center()), image_markup)
 
 
-def test_conversation_title_markup_in_the_sidebar(run: Any, tmp_path: Path,
-                                                  image_markup: str,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_conversation_title_markup_in_the_sidebar(
+    run: Any, tmp_path: Path, image_markup: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     async def scenario() -> None:
         async with window_on_simulator(tmp_path / "data") as (sim, window):
             sim.enqueue(Reply(text="Hello."))
             window.composer.edit.setPlainText("Hi")
             window.composer.send_button.click()
-            await until(lambda: not window.controller.busy
-                        and window.sidebar.list.count() == 1, 10, "the conversation")
+            await until(
+                lambda: not window.controller.busy and window.sidebar.list.count() == 1,
+                10,
+                "the conversation",
+            )
             sid = window.controller.session_id
             # The person renames it (the model could have named it too).
             monkeypatch.setattr(sidebar_module, "ask_title", lambda _p, _c: image_markup)
             window.sidebar.rename(sid)
-            await until(lambda: window.sidebar.title_of(sid) == image_markup, 10,
-                        "the new title")
+            await until(lambda: window.sidebar.title_of(sid) == image_markup, 10, "the new title")
             lst = window.sidebar.list
             rect = lst.visualItemRect(lst.item(0))
-            assert_shows_literally(shown_tooltip(lst.viewport(), rect.center()),
-                                   image_markup)
+            assert_shows_literally(shown_tooltip(lst.viewport(), rect.center()), image_markup)
             # Deleting asks with the title in the question: shown as plain text.
             seen: list[tuple[Qt.TextFormat, str]] = []
 

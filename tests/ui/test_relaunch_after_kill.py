@@ -29,16 +29,22 @@ def kill_mid_stream(data_dir: Path) -> str:
     env = dict(os.environ)
     root = str(Path(__file__).parents[2])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-    proc = subprocess.Popen([sys.executable, str(APP_CHILD), str(data_dir)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, str(APP_CHILD), str(data_dir)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         assert proc.stdout is not None and proc.stderr is not None
         session_id = proc.stdout.readline().strip()  # pytest-timeout guards a silent child
         milestone = proc.stdout.readline().strip()
         if milestone != "STREAMING":
             proc.kill()
-            raise AssertionError(f"child said {session_id!r}, {milestone!r}; "
-                                 f"stderr: {proc.stderr.read()}")
+            raise AssertionError(
+                f"child said {session_id!r}, {milestone!r}; stderr: {proc.stderr.read()}"
+            )
         os.kill(proc.pid, signal.SIGKILL)
     finally:
         proc.wait(timeout=30)
@@ -67,9 +73,12 @@ def _click_session(window: Any, session_id: str) -> None:
         item = listing.item(row)
         if item.data(SESSION_ROLE) == session_id:
             listing.scrollToItem(item)
-            QTest.mouseClick(listing.viewport(), Qt.MouseButton.LeftButton,
-                             Qt.KeyboardModifier.NoModifier,
-                             listing.visualItemRect(item).center())
+            QTest.mouseClick(
+                listing.viewport(),
+                Qt.MouseButton.LeftButton,
+                Qt.KeyboardModifier.NoModifier,
+                listing.visualItemRect(item).center(),
+            )
             return
     raise AssertionError(f"{session_id} is not in the sidebar")
 
@@ -99,8 +108,7 @@ def _assert_crash_shown(window: Any, session_id: str) -> str:
     return str(draft.text)
 
 
-def test_relaunch_after_sigkill_shows_bar_and_draft_then_resumes(run: Any,
-                                                                 tmp_path: Path) -> None:
+def test_relaunch_after_sigkill_shows_bar_and_draft_then_resumes(run: Any, tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     session_id = kill_mid_stream(data_dir)
 
@@ -114,14 +122,23 @@ def test_relaunch_after_sigkill_shows_bar_and_draft_then_resumes(run: Any,
 
             # Away to a new conversation and back through the sidebar: the same state.
             window.new_action.trigger()
-            await until(lambda: window.controller.session_id is None
-                        and window.transcript_model.rowCount() == 0, what="new conversation")
+            await until(
+                lambda: (
+                    window.controller.session_id is None and window.transcript_model.rowCount() == 0
+                ),
+                what="new conversation",
+            )
             assert not window.resume_bar.isVisible()
             await until(lambda: window.sidebar.session_ids() == [session_id], what="sidebar")
             _click_session(window, session_id)
-            await until(lambda: window.controller.session_id == session_id
-                        and window.resume_bar.isVisible() and _draft_rows(window),
-                        what="crashed conversation reopened")
+            await until(
+                lambda: (
+                    window.controller.session_id == session_id
+                    and window.resume_bar.isVisible()
+                    and _draft_rows(window)
+                ),
+                what="crashed conversation reopened",
+            )
             assert _assert_crash_shown(window, session_id) == draft_text
 
             sim.enqueue(Reply(text="Once upon a time, a story ended properly."))
@@ -143,17 +160,26 @@ def test_relaunch_after_sigkill_shows_bar_and_draft_then_resumes(run: Any,
             sent = sim.model_requests()[-1].json()["messages"]
             sent = [m for m in sent if m["role"] != "system"]
             assert [m["role"] for m in sent] == ["user"], sent
-            assert sent[0]["content"] in ("Tell me a story",
-                                          [{"type": "text", "text": "Tell me a story"}])
+            assert sent[0]["content"] in (
+                "Tell me a story",
+                [{"type": "text", "text": "Tell me a story"}],
+            )
 
             # Reopened, the conversation is whole and the draft is gone.
             window.new_action.trigger()
             await until(lambda: window.controller.session_id is None, what="new")
             _click_session(window, session_id)
-            await until(lambda: window.controller.session_id == session_id
-                        and window.transcript_model.rowCount() == 2, what="reopened")
+            await until(
+                lambda: (
+                    window.controller.session_id == session_id
+                    and window.transcript_model.rowCount() == 2
+                ),
+                what="reopened",
+            )
             assert [i.kind for i in window.transcript_model.items()] == [
-                ItemKind.USER, ItemKind.ASSISTANT]
+                ItemKind.USER,
+                ItemKind.ASSISTANT,
+            ]
             assert not _draft_rows(window)
             assert not window.resume_bar.isVisible()
 

@@ -14,8 +14,7 @@ from ui.resume_text import ResumeBarText
 
 
 @pytest.mark.parametrize(("info", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_the_bar_renders_each_state(qtbot: Any, info: ResumeInfo,
-                                    expected: ResumeBarText) -> None:
+def test_the_bar_renders_each_state(qtbot: Any, info: ResumeInfo, expected: ResumeBarText) -> None:
     bar = ResumeBar()
     qtbot.addWidget(bar)
     bar.set_models(["m1", "m2"], "m1")

@@ -37,14 +37,20 @@ def test_stop_shows_bar_then_resume_finishes(run: Any, tmp_path: Path) -> None:
                 assert model.item(1).kind is ItemKind.DRAFT
                 sim.enqueue(Reply(text="The end.", tokens_per_second=500))
                 window.resume_bar.resume_button.click()
-                await until(lambda: window.controller.busy or model.item(
-                    model.rowCount() - 1).text == "The end.")
+                await until(
+                    lambda: (
+                        window.controller.busy
+                        or model.item(model.rowCount() - 1).text == "The end."
+                    )
+                )
                 await until(lambda: not window.controller.busy)
                 assert model.item(model.rowCount() - 1).text == "The end."
                 assert not window.resume_bar.isVisible()
                 # The answer replaced the interrupted text on screen too.
                 assert [model.item(r).kind for r in range(model.rowCount())] == [
-                    ItemKind.USER, ItemKind.ASSISTANT]
+                    ItemKind.USER,
+                    ItemKind.ASSISTANT,
+                ]
                 history = await window.services.history(window.controller.session_id)
                 assert [type(m).__name__ for m in history] == ["UserMessage", "AssistantMessage"]
                 assert history[-1].content == "The end."
@@ -57,8 +63,11 @@ def test_stop_shows_bar_then_resume_finishes(run: Any, tmp_path: Path) -> None:
 def test_connection_dropped_after_output_then_resume(run: Any, tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Simulator() as sim:
-            sim.enqueue(Reply(text="alpha beta gamma delta epsilon zeta eta theta",
-                              fault=Fault.drop_after(4)))
+            sim.enqueue(
+                Reply(
+                    text="alpha beta gamma delta epsilon zeta eta theta", fault=Fault.drop_after(4)
+                )
+            )
             window = await open_window(tmp_path, sim.openai_base_url)
             try:
                 window.controller.send("Greek letters please")
@@ -75,8 +84,12 @@ def test_connection_dropped_after_output_then_resume(run: Any, tmp_path: Path) -
                 await until(lambda: window.controller.busy)
                 await until(lambda: not window.controller.busy)
                 kinds = [i.kind for i in model.items()]
-                assert kinds == [ItemKind.USER, ItemKind.ASSISTANT, ItemKind.NOTE,
-                                 ItemKind.ASSISTANT]
+                assert kinds == [
+                    ItemKind.USER,
+                    ItemKind.ASSISTANT,
+                    ItemKind.NOTE,
+                    ItemKind.ASSISTANT,
+                ]
                 assert model.item(3).text.endswith("theta")
                 assert not window.resume_bar.isVisible()
             finally:
@@ -88,8 +101,9 @@ def test_connection_dropped_after_output_then_resume(run: Any, tmp_path: Path) -
 def test_rate_limited_shows_provider_message(run: Any, tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Simulator() as sim:
-            sim.enqueue(Reply(fault=Fault.http_status(429, retry_after=1,
-                                                      message="Slow down, please")))
+            sim.enqueue(
+                Reply(fault=Fault.http_status(429, retry_after=1, message="Slow down, please"))
+            )
             window = await open_window(tmp_path, sim.openai_base_url)
             try:
                 window.controller.send("hello")
@@ -166,9 +180,17 @@ def test_recover_tools_lists_the_tools(run: Any, tmp_path: Path) -> None:
         session = await services.new_session("Tools")
         store = services.storage.storage
         await store.append(session.id, "r1", UserMessage("Write the notes"))
-        await store.append(session.id, "r1", AssistantMessage(
-            "", (ToolCall("c1", "write_file", {"path": "notes.txt"}),
-                 ToolCall("c2", "list_directory", {"path": "."}))))
+        await store.append(
+            session.id,
+            "r1",
+            AssistantMessage(
+                "",
+                (
+                    ToolCall("c1", "write_file", {"path": "notes.txt"}),
+                    ToolCall("c2", "list_directory", {"path": "."}),
+                ),
+            ),
+        )
         await services.close()
 
         window = await open_window(tmp_path, "http://127.0.0.1:9/v1")
@@ -209,8 +231,9 @@ def test_context_full_explains_next_step_without_resume(run: Any, tmp_path: Path
         session = await services.new_session("Full")
         store = services.storage.storage
         await store.append(session.id, "r1", UserMessage("huge"))
-        await store.append(session.id, "r1", AssistantMessage(
-            "", stop_reason=StopReason.CONTEXT_FULL))
+        await store.append(
+            session.id, "r1", AssistantMessage("", stop_reason=StopReason.CONTEXT_FULL)
+        )
         await services.close()
         window = await open_window(tmp_path, "http://127.0.0.1:9/v1")
         try:
@@ -223,8 +246,7 @@ def test_context_full_explains_next_step_without_resume(run: Any, tmp_path: Path
     run(scenario())
 
 
-def test_context_full_error_from_provider_offers_no_plain_resume(run: Any,
-                                                                 tmp_path: Path) -> None:
+def test_context_full_error_from_provider_offers_no_plain_resume(run: Any, tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Simulator() as sim:
             sim.enqueue(Reply(fault=Fault.context_full()))
@@ -247,9 +269,12 @@ def test_tool_call_becomes_collapsible_card(run: Any, tmp_path: Path) -> None:
 
     async def scenario() -> None:
         async with Simulator() as sim:
-            sim.enqueue(Reply(text="Let me look.",
-                              tool_calls=(SimToolCall("read_note", {"path": "a.txt"}),)),
-                        Reply(text="The note says hello."))
+            sim.enqueue(
+                Reply(
+                    text="Let me look.", tool_calls=(SimToolCall("read_note", {"path": "a.txt"}),)
+                ),
+                Reply(text="The note says hello."),
+            )
             window = await open_window(tmp_path, sim.openai_base_url)
             window.services.client.tools = (__import__("app").as_tool(read_note),)
             try:
@@ -257,13 +282,18 @@ def test_tool_call_becomes_collapsible_card(run: Any, tmp_path: Path) -> None:
                 await until(lambda: not window.controller.busy)
                 model = window.transcript_model
                 kinds = [i.kind for i in model.items()]
-                assert kinds == [ItemKind.USER, ItemKind.ASSISTANT, ItemKind.TOOL,
-                                 ItemKind.ASSISTANT]
+                assert kinds == [
+                    ItemKind.USER,
+                    ItemKind.ASSISTANT,
+                    ItemKind.TOOL,
+                    ItemKind.ASSISTANT,
+                ]
                 card = model.item(2)
                 assert card.state is ToolState.DONE and card.result == "contents of a.txt"
                 assert not card.expanded
-                toggle = next(a for a in window.transcript.anchors(2)
-                              if a.startswith("continuum-toggle"))
+                toggle = next(
+                    a for a in window.transcript.anchors(2) if a.startswith("continuum-toggle")
+                )
                 window.transcript.activate_anchor(2, toggle)
                 assert card.expanded
                 assert any("contents of a.txt" in a or True for a in [card.result])

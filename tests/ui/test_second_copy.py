@@ -40,8 +40,10 @@ def test_second_copy_cannot_resume_what_the_window_runs(run: Any, tmp_path: Path
             try:
                 assert window.controller.send("Tell me a long story")
                 model = window.transcript_model
-                await until(lambda: model.streaming_item is not None
-                            and model.streaming_item.text, what="streaming")
+                await until(
+                    lambda: model.streaming_item is not None and model.streaming_item.text,
+                    what="streaming",
+                )
                 sid = window.controller.session_id
                 assert sid is not None
 
@@ -70,8 +72,10 @@ def test_second_copy_cannot_resume_what_the_window_runs(run: Any, tmp_path: Path
 
                 # Stopped in the first window: still the first window's conversation.
                 window.composer.stop_button.click()
-                await until(lambda: not window.controller.busy
-                            and window.resume_bar.isVisible(), what="stopped")
+                await until(
+                    lambda: not window.controller.busy and window.resume_bar.isVisible(),
+                    what="stopped",
+                )
                 assert "You stopped this answer." in window.resume_bar.message.text()
                 await _refused(other.stream_resume(sid))
                 second.resume_bar.show_info(None)
@@ -83,9 +87,13 @@ def test_second_copy_cannot_resume_what_the_window_runs(run: Any, tmp_path: Path
                 # The first window resumes; only its requests reached the provider.
                 sim.enqueue(Reply(text="The end of the story."))
                 window.resume_bar.resume_button.click()
-                await until(lambda: not window.controller.busy
-                            and model.item(model.rowCount() - 1).text
-                            == "The end of the story.", what="resumed")
+                await until(
+                    lambda: (
+                        not window.controller.busy
+                        and model.item(model.rowCount() - 1).text == "The end of the story."
+                    ),
+                    what="resumed",
+                )
                 assert len(sim.model_requests()) == 2
                 history = await window.services.history(sid)
                 assert [type(m) for m in history] == [UserMessage, AssistantMessage]
@@ -106,8 +114,10 @@ def test_conversation_is_free_once_the_first_window_closes(run: Any, tmp_path: P
             closed = False
             try:
                 window.controller.send("Say hello")
-                await until(lambda: not window.controller.busy
-                            and window.resume_bar.isVisible(), what="cut at the limit")
+                await until(
+                    lambda: not window.controller.busy and window.resume_bar.isVisible(),
+                    what="cut at the limit",
+                )
                 sid = window.controller.session_id
                 assert sid is not None
                 other = await make_services(tmp_path, sim.openai_base_url)
@@ -119,7 +129,9 @@ def test_conversation_is_free_once_the_first_window_closes(run: Any, tmp_path: P
                 await _drain(other.stream_resume(sid))  # now it may
                 history = await other.history(sid)
                 assert [m.content for m in history if isinstance(m, AssistantMessage)] == [
-                    "hello", " world"]
+                    "hello",
+                    " world",
+                ]
                 await other.close()
             finally:
                 if not closed:

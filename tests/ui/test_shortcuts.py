@@ -41,9 +41,11 @@ def test_actions_carry_the_standard_key_sequences(run: Any, tmp_path: Path) -> N
     async def scenario() -> None:
         window = await open_window(tmp_path, None)
         try:
-            standard = {"newAction": QKeySequence.StandardKey.New,
-                        "findAction": QKeySequence.StandardKey.Find,
-                        "quitAction": QKeySequence.StandardKey.Quit}
+            standard = {
+                "newAction": QKeySequence.StandardKey.New,
+                "findAction": QKeySequence.StandardKey.Find,
+                "quitAction": QKeySequence.StandardKey.Quit,
+            }
             for name, key in standard.items():
                 shortcut = _action(window, name).shortcut()
                 assert not shortcut.isEmpty(), name
@@ -56,8 +58,11 @@ def test_actions_carry_the_standard_key_sequences(run: Any, tmp_path: Path) -> N
             assert _action(window, "quitAction").shortcut().toString(portable) == "Ctrl+Q"
             assert _action(window, "settingsAction").shortcut() == QKeySequence("Ctrl+,")
             # No two actions of the window share a shortcut (an ambiguous one fires neither).
-            taken = [a.shortcut().toString(portable) for a in window.findChildren(QAction)
-                     if not a.shortcut().isEmpty()]
+            taken = [
+                a.shortcut().toString(portable)
+                for a in window.findChildren(QAction)
+                if not a.shortcut().isEmpty()
+            ]
             assert len(taken) == len(set(taken)), taken
         finally:
             await close_window(window)
@@ -72,8 +77,10 @@ def test_ctrl_n_ctrl_f_ctrl_comma(run: Any, tmp_path: Path) -> None:
             sim.enqueue(Reply(text="Tides follow the moon."))
             window.composer.edit.setPlainText("Why are there tides?")
             window.composer.send_button.click()
-            await until(lambda: not window.controller.busy
-                        and window.transcript_model.rowCount() == 2, what="answer")
+            await until(
+                lambda: not window.controller.busy and window.transcript_model.rowCount() == 2,
+                what="answer",
+            )
             first = window.controller.session_id
             assert first is not None
 
@@ -89,8 +96,12 @@ def test_ctrl_n_ctrl_f_ctrl_comma(run: Any, tmp_path: Path) -> None:
 
             # Ctrl+N (focus in the search box): a new, empty conversation; composer focused.
             QTest.keyClick(window.sidebar.search, Qt.Key.Key_N, CTRL)
-            await until(lambda: window.controller.session_id is None
-                        and window.transcript_model.rowCount() == 0, what="new conversation")
+            await until(
+                lambda: (
+                    window.controller.session_id is None and window.transcript_model.rowCount() == 0
+                ),
+                what="new conversation",
+            )
             assert _focused() is window.composer.edit
             assert not window.resume_bar.isVisible()
             assert window.sidebar.search.text() == ""
@@ -122,8 +133,10 @@ def test_ctrl_n_while_streaming_is_refused_with_a_message(run: Any, tmp_path: Pa
                 await _activate(window)
                 assert window.controller.send("A long story, please")
                 model = window.transcript_model
-                await until(lambda: model.streaming_item is not None
-                            and model.streaming_item.text, what="streaming")
+                await until(
+                    lambda: model.streaming_item is not None and model.streaming_item.text,
+                    what="streaming",
+                )
                 sid = window.controller.session_id
                 QTest.keyClick(window.composer.edit, Qt.Key.Key_N, CTRL)
                 assert window.controller.busy and window.controller.session_id == sid
@@ -136,9 +149,11 @@ def test_ctrl_n_while_streaming_is_refused_with_a_message(run: Any, tmp_path: Pa
     run(scenario())
 
 
-def test_ctrl_q_closes_through_shutdown_and_records_the_stop(run: Any, tmp_path: Path,
-                                                              caplog: Any) -> None:
+def test_ctrl_q_closes_through_shutdown_and_records_the_stop(
+    run: Any, tmp_path: Path, caplog: Any
+) -> None:
     caplog.set_level(logging.INFO, logger="ui")
+
     async def scenario() -> None:
         async with Simulator() as sim:
             sim.enqueue(Reply(tokens=3000, tokens_per_second=200))
@@ -150,8 +165,12 @@ def test_ctrl_q_closes_through_shutdown_and_records_the_stop(run: Any, tmp_path:
                 await _activate(window)
                 assert window.controller.send("Keep talking")
                 model = window.transcript_model
-                await until(lambda: model.streaming_item is not None
-                            and len(model.streaming_item.text) > 10, what="streaming")
+                await until(
+                    lambda: (
+                        model.streaming_item is not None and len(model.streaming_item.text) > 10
+                    ),
+                    what="streaming",
+                )
                 sid = window.controller.session_id
                 assert sid is not None and services.locks.held(sid)
                 task = window.controller.task
@@ -169,7 +188,8 @@ def test_ctrl_q_closes_through_shutdown_and_records_the_stop(run: Any, tmp_path:
                 await asyncio.sleep(0)  # let anything the close scheduled take its turn
                 # Nothing ran against the closed store after the close.
                 assert not [r for r in caplog.records if r.levelno >= logging.WARNING], [
-                    r.getMessage() for r in caplog.records]
+                    r.getMessage() for r in caplog.records
+                ]
             finally:
                 if window.isVisible():
                     await close_window(window)

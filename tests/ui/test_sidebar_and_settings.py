@@ -17,8 +17,9 @@ from ui import sidebar as sidebar_module
 from ui.settings_dialog import SettingsDialog
 
 
-def test_badge_search_and_delete_with_confirmation(run: Any, tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_badge_search_and_delete_with_confirmation(
+    run: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     async def scenario() -> None:
         services = await make_services(tmp_path, "http://127.0.0.1:9/v1")
         done = await services.new_session("Finished chat")
@@ -90,8 +91,9 @@ def test_paste_of_10mb_and_nul_text_is_saved_without_crash(run: Any, tmp_path: P
     run(scenario(), timeout=60)
 
 
-def test_settings_dialog_stores_key_in_keyring_only(qtbot: Any, tmp_path: Path,
-                                                    memory_keyring: Any) -> None:
+def test_settings_dialog_stores_key_in_keyring_only(
+    qtbot: Any, tmp_path: Path, memory_keyring: Any
+) -> None:
     dialog = SettingsDialog(Settings(provider_kind="openai", base_url="https://api.x/v1"))
     qtbot.addWidget(dialog)
     dialog.api_key.setText("sk-test-123")
@@ -104,8 +106,9 @@ def test_settings_dialog_stores_key_in_keyring_only(qtbot: Any, tmp_path: Path,
 
 def test_settings_dialog_without_keyring_names_the_variable(qtbot: Any) -> None:
     keyring.set_keyring(fail.Keyring())
-    dialog = SettingsDialog(Settings(provider_kind="anthropic",
-                                     base_url="https://api.anthropic.com"))
+    dialog = SettingsDialog(
+        Settings(provider_kind="anthropic", base_url="https://api.anthropic.com")
+    )
     qtbot.addWidget(dialog)
     assert "no keyring" in dialog.key_note.text()
     assert "CONTINUUM_API_KEY" in dialog.key_note.text()

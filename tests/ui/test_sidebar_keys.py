@@ -17,8 +17,9 @@ from ui.sidebar import Sidebar
 def _sidebar(qtbot: Any) -> Sidebar:
     side = Sidebar()
     qtbot.addWidget(side)
-    side.set_sessions([SessionInfo("a", "First", 1.0, 1.0, 1),
-                       SessionInfo("b", "Second", 2.0, 2.0, 1)], {"a"})
+    side.set_sessions(
+        [SessionInfo("a", "First", 1.0, 1.0, 1), SessionInfo("b", "Second", 2.0, 2.0, 1)], {"a"}
+    )
     side.resize(300, 400)
     side.show()
     return side
@@ -26,7 +27,8 @@ def _sidebar(qtbot: Any) -> Sidebar:
 
 @pytest.mark.parametrize("confirmed", [True, False])
 def test_delete_key_asks_then_deletes_the_current_conversation(
-        qtbot: Any, monkeypatch: pytest.MonkeyPatch, confirmed: bool) -> None:
+    qtbot: Any, monkeypatch: pytest.MonkeyPatch, confirmed: bool
+) -> None:
     side = _sidebar(qtbot)
     asked: list[str] = []
 
@@ -44,10 +46,12 @@ def test_delete_key_asks_then_deletes_the_current_conversation(
 
 
 # A popup menu raises and grabs the keyboard, which the offscreen platform cannot (harmless).
-@pytest.mark.qt_log_ignore("This plugin does not support raise",
-                           "This plugin does not support grabbing the keyboard")
-def test_context_menu_rename_emits_the_new_title(qtbot: Any,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.qt_log_ignore(
+    "This plugin does not support raise", "This plugin does not support grabbing the keyboard"
+)
+def test_context_menu_rename_emits_the_new_title(
+    qtbot: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     side = _sidebar(qtbot)
     monkeypatch.setattr(sidebar_module, "ask_title", lambda _p, current: current + " (2)")
     renamed: list[tuple[str, str]] = []

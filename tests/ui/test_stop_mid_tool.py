@@ -28,8 +28,12 @@ def test_stop_while_tool_runs_then_resume(run: Any, tmp_path: Path) -> None:
 
     async def scenario() -> None:
         async with Simulator() as sim:
-            sim.enqueue(Reply(text="Let me look that up.",
-                              tool_calls=(SimToolCall("slow_lookup", {"topic": "tides"}),)))
+            sim.enqueue(
+                Reply(
+                    text="Let me look that up.",
+                    tool_calls=(SimToolCall("slow_lookup", {"topic": "tides"}),),
+                )
+            )
             window = await open_window(tmp_path, sim.openai_base_url)
             window.services.client.tools = (as_tool(slow_lookup),)
             try:
@@ -50,8 +54,10 @@ def test_stop_while_tool_runs_then_resume(run: Any, tmp_path: Path) -> None:
                 await until(lambda: window.resume_bar.isVisible(), what="resume bar")
 
                 # The card no longer claims the tool is running: it was cancelled.
-                settled = await until(lambda: card.state if card.state is not ToolState.RUNNING
-                                      else None, what="card settles")
+                settled = await until(
+                    lambda: card.state if card.state is not ToolState.RUNNING else None,
+                    what="card settles",
+                )
                 assert settled is ToolState.CANCELLED, settled
                 assert card.result == CANCELLED_TOOL_TEXT
                 assert "running" not in card.accessible_text()
@@ -87,8 +93,12 @@ def test_stop_while_tool_runs_then_resume(run: Any, tmp_path: Path) -> None:
                 last = model.item(model.rowCount() - 1)
                 assert last.kind is ItemKind.ASSISTANT and last.text == "High tide is at noon."
                 history = await window.services.history(sid)
-                assert [type(m) for m in history] == [UserMessage, AssistantMessage, ToolMessage,
-                                                      AssistantMessage]
+                assert [type(m) for m in history] == [
+                    UserMessage,
+                    AssistantMessage,
+                    ToolMessage,
+                    AssistantMessage,
+                ]
                 assert history[-1].content == "High tide is at noon."
                 assert (await window.services.resume_info(sid)).point is None
                 # Resuming answered with the cancellation; it did not run the tool again.

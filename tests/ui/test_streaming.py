@@ -16,8 +16,12 @@ from ui.transcript.model import ItemKind
 def test_send_streams_into_transcript_and_saves(run: Any, tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Simulator() as sim:
-            sim.enqueue(Reply(text="Here is code:\n\n```python\nprint('hi')\n```\n\nDone.",
-                              tokens_per_second=400))
+            sim.enqueue(
+                Reply(
+                    text="Here is code:\n\n```python\nprint('hi')\n```\n\nDone.",
+                    tokens_per_second=400,
+                )
+            )
             window = await open_window(tmp_path, sim.openai_base_url)
             try:
                 window.composer.edit.setPlainText("Show me code")
@@ -34,8 +38,7 @@ def test_send_streams_into_transcript_and_saves(run: Any, tmp_path: Path) -> Non
                 assert window.composer.send_button.isVisible()
                 sid = window.controller.session_id
                 history = await window.services.history(sid)
-                assert [type(m).__name__ for m in history] == ["UserMessage",
-                                                              "AssistantMessage"]
+                assert [type(m).__name__ for m in history] == ["UserMessage", "AssistantMessage"]
                 await until(lambda: window.sidebar.session_ids() == [sid], what="sidebar")
                 assert not window.resume_bar.isVisible()
                 # The code block got a Copy anchor; clicking it copies the code.
@@ -57,8 +60,17 @@ def test_object_and_accessible_names(run: Any, tmp_path: Path) -> None:
         try:
             from PySide6.QtWidgets import QWidget
 
-            for name in ("sidebar", "transcript", "composer", "sendButton", "stopButton",
-                         "resumeBar", "resumeButton", "dismissResumeButton", "modelPicker"):
+            for name in (
+                "sidebar",
+                "transcript",
+                "composer",
+                "sendButton",
+                "stopButton",
+                "resumeBar",
+                "resumeButton",
+                "dismissResumeButton",
+                "modelPicker",
+            ):
                 widget = window.findChild(QWidget, name)
                 assert widget is not None, name
                 assert widget.accessibleName() == name
@@ -70,8 +82,7 @@ def test_object_and_accessible_names(run: Any, tmp_path: Path) -> None:
     run(scenario())
 
 
-def test_enter_sends_shift_enter_newline_esc_stops(run: Any, qtbot: Any,
-                                                   tmp_path: Path) -> None:
+def test_enter_sends_shift_enter_newline_esc_stops(run: Any, qtbot: Any, tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Simulator() as sim:
             sim.enqueue(Reply(tokens=3000, tokens_per_second=200))
@@ -88,8 +99,10 @@ def test_enter_sends_shift_enter_newline_esc_stops(run: Any, qtbot: Any,
                 assert window.controller.busy
                 assert window.transcript_model.item(0).text == "line one\nline two"
                 model = window.transcript_model
-                await until(lambda: model.streaming_item is not None
-                            and model.streaming_item.text, what="text")
+                await until(
+                    lambda: model.streaming_item is not None and model.streaming_item.text,
+                    what="text",
+                )
                 qtbot.keyClick(edit, Qt.Key.Key_Escape)
                 await until(lambda: not window.controller.busy, what="stopped")
                 await until(lambda: window.resume_bar.isVisible(), what="bar")

@@ -40,8 +40,13 @@ def test_model_passes_qtmodeltester_through_history_and_streaming(
     qtmodeltester.check(model, force_py=True)
     model.load_history(HISTORY)
     assert [i.kind for i in model.items()] == [
-        ItemKind.USER, ItemKind.ASSISTANT, ItemKind.TOOL, ItemKind.ASSISTANT, ItemKind.NOTE,
-        ItemKind.ASSISTANT]
+        ItemKind.USER,
+        ItemKind.ASSISTANT,
+        ItemKind.TOOL,
+        ItemKind.ASSISTANT,
+        ItemKind.NOTE,
+        ItemKind.ASSISTANT,
+    ]
     assert model.item(2).state is ToolState.DONE
     assert model.item(3).stop_reason == "max_output"
     assert model.item(5).joined  # the continuation is drawn joined to the part before it
@@ -106,14 +111,15 @@ def test_markdown_is_inert() -> None:
         "![tracker](http://evil.example/pixel.png)\n\n"
         "[click](javascript:alert(1)) [file](file:///etc/passwd) [ok](https://example.org)\n\n"
         '<img src="http://evil.example/x.png" onerror="alert(1)">\n\n'
-        "<a href=\"javascript:alert(2)\">raw</a>\n"
+        '<a href="javascript:alert(2)">raw</a>\n'
     )
     html = render_markdown(text).html
     lowered = html.lower()
     assert "<script" not in lowered
     assert "<img" not in lowered
     assert "javascript:" not in lowered.replace("[click](javascript:alert(1))", "") or (
-        'href="javascript' not in lowered)
+        'href="javascript' not in lowered
+    )
     assert 'href="javascript' not in lowered
     assert 'href="file' not in lowered
     assert '<a href="https://example.org">ok</a>' in html
@@ -183,19 +189,27 @@ def test_a_tool_that_may_still_complete_is_shown_as_unknown_not_failed(qapp: Any
 
     model = TranscriptModel()
     call = ToolCall("c1", "write_file", {"path": "a"})
-    model.load_history([
-        UserMessage("save it"),
-        AssistantMessage("", (call,)),
-        ToolMessage("c1", "write_file", STOPPED_STILL_RUNNING_TEXT, success=False),
-    ])
+    model.load_history(
+        [
+            UserMessage("save it"),
+            AssistantMessage("", (call,)),
+            ToolMessage("c1", "write_file", STOPPED_STILL_RUNNING_TEXT, success=False),
+        ]
+    )
     assert model.items()[-1].kind is ItemKind.TOOL
     assert model.items()[-1].state is ToolState.UNKNOWN
     # The timed-out wording (it names the tool and its limit) is recognised the same way.
     model.tool_called(ToolCall("c2", "slow", {}))
-    model.tool_result(ToolMessage(
-        "c2", "slow", "slow did not finish within its 1-second limit. It cannot be interrupted "
-        "and was still running when this was written, so it may still complete after this "
-        "message: whatever it changes may or may not have happened.", success=False))
+    model.tool_result(
+        ToolMessage(
+            "c2",
+            "slow",
+            "slow did not finish within its 1-second limit. It cannot be interrupted "
+            "and was still running when this was written, so it may still complete after this "
+            "message: whatever it changes may or may not have happened.",
+            success=False,
+        )
+    )
     assert model.items()[-1].state is ToolState.UNKNOWN
     # An ordinary failure stays a failure.
     model.tool_called(ToolCall("c3", "boom", {}))

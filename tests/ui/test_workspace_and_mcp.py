@@ -85,8 +85,16 @@ def test_workspace_folder_per_conversation_survives_reopen(
                 await until(lambda: "project" in button.text(), 10, "the folder on the button")
                 session_a = window.controller.session_id
                 assert session_a is not None and asked
-                sim.enqueue(Reply(text="Writing.", tool_calls=(SimToolCall(
-                    "write_file", {"path": "notes.txt", "content": "from A\n"}, id="w1"),)))
+                sim.enqueue(
+                    Reply(
+                        text="Writing.",
+                        tool_calls=(
+                            SimToolCall(
+                                "write_file", {"path": "notes.txt", "content": "from A\n"}, id="w1"
+                            ),
+                        ),
+                    )
+                )
                 sim.enqueue(Reply(text="Written."))
                 await send(window, "Write a note")
                 card = window.approval_card
@@ -97,8 +105,11 @@ def test_workspace_folder_per_conversation_survives_reopen(
                 window.findChild(QPushButton, "approveOnceButton").click()
                 await answered(window)
                 assert (folder / "notes.txt").read_text() == "from A\n"
-                await until(lambda: window.sidebar.title_of(session_a) == "Write a note", 5,
-                            "A is named after its first message")
+                await until(
+                    lambda: window.sidebar.title_of(session_a) == "Write a note",
+                    5,
+                    "A is named after its first message",
+                )
 
                 # Conversation B: no folder, so the model is offered no file tools at all.
                 window.new_conversation()
@@ -121,8 +132,12 @@ def test_workspace_folder_per_conversation_survives_reopen(
                 await window.controller.open_session(session_a)
                 button = window.findChild(QPushButton, "workspaceButton")
                 await until(lambda: "project" in button.text(), 10, "A's folder again")
-                sim.enqueue(Reply(text="Reading.", tool_calls=(SimToolCall(
-                    "read_file", {"path": "notes.txt"}, id="r1"),)))
+                sim.enqueue(
+                    Reply(
+                        text="Reading.",
+                        tool_calls=(SimToolCall("read_file", {"path": "notes.txt"}, id="r1"),),
+                    )
+                )
                 sim.enqueue(Reply(text="It says: from A."))
                 await send(window, "Read the note")
                 await answered(window)  # read_file has no side effects: nothing to approve
@@ -143,9 +158,7 @@ def test_workspace_folder_per_conversation_survives_reopen(
     run(scenario(), timeout=90)
 
 
-def test_missing_workspace_folder_gives_no_tools_and_a_message(
-    run: Any, tmp_path: Path
-) -> None:
+def test_missing_workspace_folder_gives_no_tools_and_a_message(run: Any, tmp_path: Path) -> None:
     gone = tmp_path / "gone"
     gone.mkdir()
 
@@ -157,10 +170,15 @@ def test_missing_workspace_folder_gives_no_tools_and_a_message(
             await send(window, "Hello")
             await answered(window)
             assert not FILE_TOOLS & offered_tools(sim)
-            assert window.transcript_model.item(
-                window.transcript_model.rowCount() - 1).text == "Still here."
-            await until(lambda: "no longer exists" in window.statusBar().currentMessage(),
-                        5, "the status message")
+            assert (
+                window.transcript_model.item(window.transcript_model.rowCount() - 1).text
+                == "Still here."
+            )
+            await until(
+                lambda: "no longer exists" in window.statusBar().currentMessage(),
+                5,
+                "the status message",
+            )
             await window.refresh_workspace()
             assert "(missing)" in window.workspace_button.text()
 
@@ -177,8 +195,12 @@ def test_mcp_server_from_settings_answers_through_approval(run: Any, tmp_path: P
             try:
                 assert await window.services.mcp_ready() == []
                 assert "fixture__echo" in {t.name for t in window.services.mcp_tools}
-                sim.enqueue(Reply(text="Asking the server.", tool_calls=(SimToolCall(
-                    "fixture__echo", {"text": "ping"}, id="m1"),)))
+                sim.enqueue(
+                    Reply(
+                        text="Asking the server.",
+                        tool_calls=(SimToolCall("fixture__echo", {"text": "ping"}, id="m1"),),
+                    )
+                )
                 sim.enqueue(Reply(text="The server said echo."))
                 await send(window, "Echo ping")
                 card = window.approval_card
@@ -209,13 +231,16 @@ def test_mcp_server_that_cannot_start_is_reported_and_the_app_works(
             try:
                 problems = await window.services.mcp_ready()
                 assert len(problems) == 1 and "'broken'" in problems[0]
-                await until(lambda: "broken" in window.statusBar().currentMessage(), 5,
-                            "the status message")
+                await until(
+                    lambda: "broken" in window.statusBar().currentMessage(), 5, "the status message"
+                )
                 sim.enqueue(Reply(text="Still answering."))
                 await send(window, "Hello")
                 await answered(window)
-                assert window.transcript_model.item(
-                    window.transcript_model.rowCount() - 1).text == "Still answering."
+                assert (
+                    window.transcript_model.item(window.transcript_model.rowCount() - 1).text
+                    == "Still answering."
+                )
             finally:
                 await close_window(window)
 
@@ -249,7 +274,8 @@ def test_settings_dialog_adds_and_removes_servers(qapp: Any) -> None:
     dialog.mcp_command.setText("npx -y 'my server' /tmp/x")
     dialog.mcp_add.click()
     assert dialog.result_settings().mcp_servers == (
-        McpServerConfig("files", "npx", ("-y", "my server", "/tmp/x")),)
+        McpServerConfig("files", "npx", ("-y", "my server", "/tmp/x")),
+    )
     dialog.mcp_list.setCurrentRow(0)
     dialog.mcp_remove.click()
     assert dialog.result_settings().mcp_servers == ()

@@ -66,18 +66,22 @@ def test_missing_libraries_table() -> None:
 def test_xcb_problem_message() -> None:
     env = {"QT_QPA_PLATFORM": "xcb"}
     assert xcb_problem(env, "linux", loader=loader_without()) is None
-    assert xcb_problem({"QT_QPA_PLATFORM": "offscreen"}, "linux",
-                       loader=loader_without("libxcb-icccm.so.4")) is None
-    text = xcb_problem(env, "linux",
-                       loader=loader_without("libxcb-icccm.so.4", "libxcb-keysyms.so.1"))
+    assert (
+        xcb_problem(
+            {"QT_QPA_PLATFORM": "offscreen"}, "linux", loader=loader_without("libxcb-icccm.so.4")
+        )
+        is None
+    )
+    text = xcb_problem(
+        env, "linux", loader=loader_without("libxcb-icccm.so.4", "libxcb-keysyms.so.1")
+    )
     assert text is not None
     assert "libxcb-icccm4, libxcb-keysyms1" in text
     assert "sudo apt install libxcb-icccm4 libxcb-keysyms1" in text
     assert "sudo dnf install xcb-util-wm xcb-util-keysyms" in text
     assert "libxcb-cursor0" not in text  # only what is missing
     # Two missing libraries of one Fedora package name it once.
-    text = xcb_problem(env, "linux", loader=loader_without("libxcb-shape.so.0",
-                                                           "libxcb-xkb.so.1"))
+    text = xcb_problem(env, "linux", loader=loader_without("libxcb-shape.so.0", "libxcb-xkb.so.1"))
     assert text is not None and "sudo dnf install libxcb\n" in text
 
 
@@ -98,8 +102,14 @@ raise SystemExit(ui.main.main(["--data-dir", sys.argv[1]]))
 def test_the_app_says_what_to_install_and_exits_cleanly(tmp_path: Path) -> None:
     data = tmp_path / "data"
     env = dict(os.environ, QT_QPA_PLATFORM="xcb", DISPLAY=":99")  # never reached: checked first
-    proc = subprocess.run([sys.executable, "-c", CHILD, str(data)], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD, str(data)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2, (proc.returncode, proc.stderr[-2000:])
     assert "sudo apt install libxcb-icccm4 libxcb-keysyms1" in proc.stderr
     assert "Traceback" not in proc.stderr and "qt.qpa" not in proc.stderr
@@ -109,8 +119,10 @@ def test_the_app_says_what_to_install_and_exits_cleanly(tmp_path: Path) -> None:
 
 def _free_display() -> int:
     for number in range(90, 200):
-        if not Path(f"/tmp/.X{number}-lock").exists() and \
-                not Path(f"/tmp/.X11-unix/X{number}").exists():
+        if (
+            not Path(f"/tmp/.X{number}-lock").exists()
+            and not Path(f"/tmp/.X11-unix/X{number}").exists()
+        ):
             return number
     raise AssertionError("no free X display number between :90 and :199")
 
@@ -120,14 +132,19 @@ def xvfb(tmp_path: Path) -> Iterator[str]:
     binary = shutil.which("Xvfb")
     if binary is None:
         if UNDER_CI:
-            pytest.fail("Xvfb is not installed, but CI must show a real window "
-                        "(.ci/run installs xvfb; did apt fail?)")
+            pytest.fail(
+                "Xvfb is not installed, but CI must show a real window "
+                "(.ci/run installs xvfb; did apt fail?)"
+            )
         pytest.skip("Xvfb is not installed (apt install xvfb xauth); CI runs this test")
     number = _free_display()
     log = tmp_path / "xvfb.log"
     with log.open("wb") as out:
-        proc = subprocess.Popen([binary, f":{number}", "-screen", "0", "1280x800x24",
-                                 "-nolisten", "tcp"], stdout=out, stderr=out)
+        proc = subprocess.Popen(
+            [binary, f":{number}", "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+            stdout=out,
+            stderr=out,
+        )
     try:
         socket = Path(f"/tmp/.X11-unix/X{number}")
         deadline = time.monotonic() + 20
@@ -148,11 +165,18 @@ def test_a_real_window_on_xvfb(xvfb: str, tmp_path: Path) -> None:
     env.pop("WAYLAND_DISPLAY", None)
     # The real entry point (ui.main.main); it prints "shown" on the first loop turn after the
     # window is shown, then exits.
-    proc = subprocess.run([sys.executable, "-m", "bench._start", "app", str(tmp_path / "d")],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=90)
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench._start", "app", str(tmp_path / "d")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
     missing = missing_libraries()
     assert not missing, (
-        "the xcb libraries are missing here: " + " ".join(lib.deb for lib in missing)
-        + f"\n{proc.stderr[-1500:]}")
-    assert proc.returncode == 0 and "shown" in proc.stdout, (proc.returncode,
-                                                             proc.stderr[-3000:])
+        "the xcb libraries are missing here: "
+        + " ".join(lib.deb for lib in missing)
+        + f"\n{proc.stderr[-1500:]}"
+    )
+    assert proc.returncode == 0 and "shown" in proc.stdout, (proc.returncode, proc.stderr[-3000:])

@@ -61,6 +61,7 @@ OUTER_X, OUTER_Y, PAD = 10, 4, 10
 EXACT_TAIL = 12
 ESTIMATE_WIDTH_SLACK = 40
 
+
 def _visible_rect(painter: QPainter) -> QRectF | None:
     """The painter's device area in its current (logical) coordinates; ``None``: unknown."""
     device: Any = painter.device()
@@ -72,7 +73,6 @@ def _visible_rect(painter: QPainter) -> QRectF | None:
     # Device pixels (not divided by the pixel ratio): a larger area only means more drawing.
     area = QRectF(0, 0, device.width(), device.height())
     return inverse.mapRect(area).adjusted(-1, -1, 1, 1)
-
 
 
 class TranscriptDelegate(QStyledItemDelegate):
@@ -101,8 +101,12 @@ class TranscriptDelegate(QStyledItemDelegate):
         self._sizes.clear()
         self._metrics = None
 
-    def render_for(self, item: TranscriptItem, width: float, option: QStyleOptionViewItem,
-                   ) -> MessageRender:
+    def render_for(
+        self,
+        item: TranscriptItem,
+        width: float,
+        option: QStyleOptionViewItem,
+    ) -> MessageRender:
         return self._renders.render_for(item, width, option.font, option.palette)
 
     @staticmethod
@@ -113,8 +117,9 @@ class TranscriptDelegate(QStyledItemDelegate):
         item = index.data(Roles.ITEM)
         return item if isinstance(item, TranscriptItem) else None
 
-    def sizeHint(self, option: QStyleOptionViewItem,
-                 index: QModelIndex | QPersistentModelIndex) -> QSize:
+    def sizeHint(
+        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> QSize:
         # Called for every row on each relayout: keep the common path to a dictionary lookup.
         model = index.model()
         if isinstance(model, TranscriptModel):
@@ -127,20 +132,35 @@ class TranscriptDelegate(QStyledItemDelegate):
         width = self._content_width(option)
         view = self.parent()
         if width <= 60:
-            width = float(view.viewport().width() - 2 * OUTER_X - 2 * PAD) if isinstance(
-                view, QAbstractItemView) else 400.0
+            width = (
+                float(view.viewport().width() - 2 * OUTER_X - 2 * PAD)
+                if isinstance(view, QAbstractItemView)
+                else 400.0
+            )
         key = int(width)
         cached = self._sizes.get(item.uid)
         rendered = item.uid in self._renders
-        if cached is not None and cached[0] == item.version and (
-                cached[1] == key if cached[2] or rendered
+        if (
+            cached is not None
+            and cached[0] == item.version
+            and (
+                cached[1] == key
+                if cached[2] or rendered
                 # An estimate survives a small width change (a scroll bar appearing).
-                else abs(cached[1] - key) < ESTIMATE_WIDTH_SLACK):
+                else abs(cached[1] - key) < ESTIMATE_WIDTH_SLACK
+            )
+        ):
             if cached[2] or not rendered:
                 return cached[3]
-        exact = rendered or item.streaming or (
-            bool(getattr(view, "following", False)) and model is not None
-            and index.row() >= model.rowCount() - EXACT_TAIL)
+        exact = (
+            rendered
+            or item.streaming
+            or (
+                bool(getattr(view, "following", False))
+                and model is not None
+                and index.row() >= model.rowCount() - EXACT_TAIL
+            )
+        )
         if exact:
             body = self.render_for(item, width, option).height()
         else:
@@ -151,15 +171,17 @@ class TranscriptDelegate(QStyledItemDelegate):
         self._sizes[item.uid] = (item.version, key, exact, size)
         return size
 
-    def _estimate(self, item: TranscriptItem, width: float,
-                  option: QStyleOptionViewItem) -> float:
+    def _estimate(self, item: TranscriptItem, width: float, option: QStyleOptionViewItem) -> float:
         """A row's height without rendering it (lines of wrapped text); painting corrects it."""
         metrics = self._metrics
         if metrics is None:
             normal, small = QFontMetricsF(option.font), QFont(option.font)
             small.setPointSizeF(max(small.pointSizeF() * 0.85, 6.0))
-            metrics = (normal.lineSpacing(), max(normal.averageCharWidth(), 1.0),
-                       QFontMetricsF(small).lineSpacing())
+            metrics = (
+                normal.lineSpacing(),
+                max(normal.averageCharWidth(), 1.0),
+                QFontMetricsF(small).lineSpacing(),
+            )
             self._metrics = metrics
         line, char, small_line = metrics
         header = small_line if header_html(item) else 0.0
@@ -187,8 +209,12 @@ class TranscriptDelegate(QStyledItemDelegate):
                 self.sizeHintChanged.emit(model.index(persistent.row(), persistent.column()))
                 return  # one signal relayouts the whole view
 
-    def paint(self, painter: QPainter, option: QStyleOptionViewItem,
-              index: QModelIndex | QPersistentModelIndex) -> None:
+    def paint(
+        self,
+        painter: QPainter,
+        option: QStyleOptionViewItem,
+        index: QModelIndex | QPersistentModelIndex,
+    ) -> None:
         item = self._item(index)
         if item is None:
             return
@@ -214,8 +240,9 @@ class TranscriptDelegate(QStyledItemDelegate):
             painter.setBrush(fill)
             painter.drawRoundedRect(card, 8, 8)
         if option.state & QStyle.StateFlag.State_HasFocus:
-            painter.setPen(QPen(palette.color(QPalette.ColorRole.Highlight), 1,
-                                Qt.PenStyle.DotLine))
+            painter.setPen(
+                QPen(palette.color(QPalette.ColorRole.Highlight), 1, Qt.PenStyle.DotLine)
+            )
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRoundedRect(card.adjusted(1, 1, -1, -1), 8, 8)
         pad = 4 if item.kind is ItemKind.NOTE else PAD
@@ -238,8 +265,11 @@ class TranscriptDelegate(QStyledItemDelegate):
             painter.translate(QPointF(left, y))
             ctx = QAbstractTextDocumentLayout.PaintContext()
             pal = QPalette(palette)
-            colour = muted if (doc is render.header or doc is render.footer
-                               or item.kind is ItemKind.NOTE) else text_colour
+            colour = (
+                muted
+                if (doc is render.header or doc is render.footer or item.kind is ItemKind.NOTE)
+                else text_colour
+            )
             pal.setColor(QPalette.ColorRole.Text, colour)
             ctx.palette = pal
             ctx.clip = clip
@@ -249,8 +279,11 @@ class TranscriptDelegate(QStyledItemDelegate):
         painter.restore()
 
     @staticmethod
-    def _colours(item: TranscriptItem, palette: QPalette, dark: bool,
-                 ) -> tuple[QColor | None, QColor | None]:
+    def _colours(
+        item: TranscriptItem,
+        palette: QPalette,
+        dark: bool,
+    ) -> tuple[QColor | None, QColor | None]:
         base = palette.color(QPalette.ColorRole.Base)
         if item.kind is ItemKind.USER:
             accent = palette.color(QPalette.ColorRole.Highlight)
@@ -268,8 +301,9 @@ class TranscriptDelegate(QStyledItemDelegate):
 
     # --- hit testing -----------------------------------------------------------------------
 
-    def anchor_at(self, item: TranscriptItem, option: QStyleOptionViewItem,
-                  pos: QPoint) -> tuple[str, int] | None:
+    def anchor_at(
+        self, item: TranscriptItem, option: QStyleOptionViewItem, pos: QPoint
+    ) -> tuple[str, int] | None:
         """The anchor under ``pos`` (view coordinates) and the index of its document."""
         render = self.render_for(item, self._content_width(option), option)
         top = 0 if item.joined else OUTER_Y
@@ -287,8 +321,13 @@ class TranscriptDelegate(QStyledItemDelegate):
             y -= height
         return None
 
-    def editorEvent(self, event: QEvent, model: Any, option: QStyleOptionViewItem,
-                    index: QModelIndex | QPersistentModelIndex) -> bool:
+    def editorEvent(
+        self,
+        event: QEvent,
+        model: Any,
+        option: QStyleOptionViewItem,
+        index: QModelIndex | QPersistentModelIndex,
+    ) -> bool:
         if event.type() != QEvent.Type.MouseButtonRelease:
             return False
         assert isinstance(event, QMouseEvent)
@@ -302,8 +341,9 @@ class TranscriptDelegate(QStyledItemDelegate):
             return False
         return self.activate(item, index, hit[0])
 
-    def activate(self, item: TranscriptItem, index: QModelIndex | QPersistentModelIndex,
-                 anchor: str) -> bool:
+    def activate(
+        self, item: TranscriptItem, index: QModelIndex | QPersistentModelIndex, anchor: str
+    ) -> bool:
         """Follow one anchor of ``item``: copy a code block, toggle a card, or open a link."""
         if anchor.startswith(f"{COPY_SCHEME}:"):
             render = self._renders.get(item.uid)

@@ -160,9 +160,18 @@ class _Renderer:
 
     def install(self, md: MarkdownIt) -> dict[str, Any]:
         rules = _rules(md)
-        saved = {name: rules.get(name) for name in
-                 ("fence", "code_block", "link_open", "link_close", "image", "html_block",
-                  "html_inline")}
+        saved = {
+            name: rules.get(name)
+            for name in (
+                "fence",
+                "code_block",
+                "link_open",
+                "link_close",
+                "image",
+                "html_block",
+                "html_inline",
+            )
+        }
         rules["fence"] = self.fence
         rules["code_block"] = self.fence
         rules["link_open"] = self.link_open
@@ -306,8 +315,10 @@ def _boundaries(text: str, start: int) -> Iterator[tuple[int, bool]]:
             if block_lines >= MAX_BLOCK_LINES:
                 # Decide on the whole next line only, so every prefix of a stream cuts alike.
                 after = text.find("\n", end + 1)
-                if after >= 0 and (block_lines >= 2 * MAX_BLOCK_LINES or _may_start_block(
-                        text[end + 1:after], block_indent)):
+                if after >= 0 and (
+                    block_lines >= 2 * MAX_BLOCK_LINES
+                    or _may_start_block(text[end + 1 : after], block_indent)
+                ):
                     block_lines = 0
                     yield end + 1, True
         pos = end + 1

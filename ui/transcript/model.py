@@ -35,8 +35,15 @@ from .rows import (
     rows_from_history,
 )
 
-__all__ = ["FLUSH_INTERVAL_MS", "ItemKind", "Roles", "ToolState", "TranscriptItem",
-           "TranscriptModel", "note_label"]
+__all__ = [
+    "FLUSH_INTERVAL_MS",
+    "ItemKind",
+    "Roles",
+    "ToolState",
+    "TranscriptItem",
+    "TranscriptModel",
+    "note_label",
+]
 
 FLUSH_INTERVAL_MS = 16
 
@@ -109,10 +116,14 @@ class TranscriptModel(QAbstractListModel):
 
     def roleNames(self) -> dict[int, QByteArray]:
         names = dict(super().roleNames())
-        names.update({int(Roles.KIND): QByteArray(b"kind"),
-                      int(Roles.STREAMING): QByteArray(b"streaming"),
-                      int(Roles.EXPANDED): QByteArray(b"expanded"),
-                      int(Roles.TOOL_STATE): QByteArray(b"toolState")})
+        names.update(
+            {
+                int(Roles.KIND): QByteArray(b"kind"),
+                int(Roles.STREAMING): QByteArray(b"streaming"),
+                int(Roles.EXPANDED): QByteArray(b"expanded"),
+                int(Roles.TOOL_STATE): QByteArray(b"toolState"),
+            }
+        )
         return names
 
     # --- reading ---------------------------------------------------------------------------
@@ -219,8 +230,9 @@ class TranscriptModel(QAbstractListModel):
         self._pending.clear()
         self._apply(self._rows.grow(text))
 
-    def finish_streaming(self, *, stop_reason: str | None = None,
-                         unsaved: bool = False) -> TranscriptItem | None:
+    def finish_streaming(
+        self, *, stop_reason: str | None = None, unsaved: bool = False
+    ) -> TranscriptItem | None:
         """End the live row. ``unsaved`` marks text the core did not keep (Stop mid-stream)."""
         self.flush()
         item = self._rows.streaming

@@ -21,9 +21,22 @@ from PySide6.QtGui import QFont, QPalette, QTextDocument, QTextOption
 from .markdown import long_block_cuts, render_markdown, stable_boundary
 from .rows import ItemKind, ToolState, TranscriptItem
 
-__all__ = ["LONG_RUN", "MAX_RENDERED_CHARS", "MAX_RENDERED_LINES", "MAX_RENDERS",
-           "TOGGLE_SCHEME", "MessageRender", "RenderCache", "footer_html", "has_long_run",
-           "header_html", "is_dark", "shown_end", "tool_html", "update_render"]
+__all__ = [
+    "LONG_RUN",
+    "MAX_RENDERED_CHARS",
+    "MAX_RENDERED_LINES",
+    "MAX_RENDERS",
+    "TOGGLE_SCHEME",
+    "MessageRender",
+    "RenderCache",
+    "footer_html",
+    "has_long_run",
+    "header_html",
+    "is_dark",
+    "shown_end",
+    "tool_html",
+    "update_render",
+]
 
 TOGGLE_SCHEME = "continuum-toggle"
 # Beyond this a message is shown as plain text, cut, with a note: a 10 MB paste must not stall
@@ -90,8 +103,9 @@ def shown_end(text: str) -> int:
     return pos + 1
 
 
-def _document(html_text: str, width: float, font: Any, css: str, *,
-              source: str = "") -> QTextDocument:
+def _document(
+    html_text: str, width: float, font: Any, css: str, *, source: str = ""
+) -> QTextDocument:
     """An inert document; ``source`` (the text it shows) decides how it may wrap."""
     doc = _InertDocument()
     if has_long_run(source):
@@ -169,8 +183,9 @@ def header_html(item: TranscriptItem) -> str:
 def footer_html(item: TranscriptItem) -> str:
     """The small line under an answer that did not end normally; empty: none."""
     if item.kind is ItemKind.ASSISTANT and item.stop_reason:
-        words = _STOP_WORDS.get(item.stop_reason,
-                                f"The model stopped ({html.escape(item.stop_reason)}).")
+        words = _STOP_WORDS.get(
+            item.stop_reason, f"The model stopped ({html.escape(item.stop_reason)})."
+        )
         return f"<i>⚠ {words}</i>"
     return ""
 
@@ -181,25 +196,35 @@ def tool_html(item: TranscriptItem) -> str:
     name = html.escape(call.name if call else "tool")
     state = item.state or ToolState.RUNNING
     arrow = "▾" if item.expanded else "▸"
-    colour = {ToolState.DONE: "#2e7d32", ToolState.FAILED: "#c62828",
-              ToolState.DENIED: "#c62828", ToolState.CANCELLED: "#6d4c41",
-              ToolState.NOT_RUN: "#6d4c41",
-              ToolState.AWAITING_APPROVAL: "#8e24aa", ToolState.REQUESTED: "#8e24aa",
-              ToolState.UNKNOWN: "#e65100"}.get(state, "#1565c0")
-    head = (f'<a href="{TOGGLE_SCHEME}:" style="text-decoration:none;">{arrow} Tool '
-            f"<b>{name}</b></a> · "
-            f'<span style="color:{colour};">{_TOOL_STATE_WORDS[state]}</span>')
+    colour = {
+        ToolState.DONE: "#2e7d32",
+        ToolState.FAILED: "#c62828",
+        ToolState.DENIED: "#c62828",
+        ToolState.CANCELLED: "#6d4c41",
+        ToolState.NOT_RUN: "#6d4c41",
+        ToolState.AWAITING_APPROVAL: "#8e24aa",
+        ToolState.REQUESTED: "#8e24aa",
+        ToolState.UNKNOWN: "#e65100",
+    }.get(state, "#1565c0")
+    head = (
+        f'<a href="{TOGGLE_SCHEME}:" style="text-decoration:none;">{arrow} Tool '
+        f"<b>{name}</b></a> · "
+        f'<span style="color:{colour};">{_TOOL_STATE_WORDS[state]}</span>'
+    )
     if not item.expanded:
         return f"<p>{head}</p>"
     args = html.escape(item.arguments_text or "{}")
     result = html.escape(item.result) if item.result is not None else "<i>no result yet</i>"
-    return (f"<p>{head}</p><p><b>Arguments</b></p>"
-            f'<pre style="white-space: pre-wrap;">{args}</pre>'
-            f"<p><b>Result</b></p><pre style=\"white-space: pre-wrap;\">{result}</pre>")
+    return (
+        f"<p>{head}</p><p><b>Arguments</b></p>"
+        f'<pre style="white-space: pre-wrap;">{args}</pre>'
+        f'<p><b>Result</b></p><pre style="white-space: pre-wrap;">{result}</pre>'
+    )
 
 
-def update_render(render: MessageRender, item: TranscriptItem, font: QFont,
-                  palette: QPalette) -> None:
+def update_render(
+    render: MessageRender, item: TranscriptItem, font: QFont, palette: QPalette
+) -> None:
     """Bring ``render`` up to date with ``item`` (only a streaming answer's tail is redone)."""
     css, width = _css(palette), render.width
     small = QFont(font)
@@ -209,8 +234,15 @@ def update_render(render: MessageRender, item: TranscriptItem, font: QFont,
     footer = footer_html(item)
     render.footer = _document(footer, width, small, css) if footer else None
     if item.kind is ItemKind.TOOL:
-        render.chunks = [_document(tool_html(item), width, font, css,
-                                   source=f"{item.arguments_text} {item.result or ''}")]
+        render.chunks = [
+            _document(
+                tool_html(item),
+                width,
+                font,
+                css,
+                source=f"{item.arguments_text} {item.result or ''}",
+            )
+        ]
         render.stable_text, render.code_blocks = "", []
         return
     if item.kind is ItemKind.NOTE:
@@ -220,8 +252,13 @@ def update_render(render: MessageRender, item: TranscriptItem, font: QFont,
     end = shown_end(text)
     if end < len(text):
         more = len(text) - end
-        note = _document(f"<p><i>… {more:,} more characters (saved in full; export the "
-                         "conversation to see them)</i></p>", width, font, css)
+        note = _document(
+            f"<p><i>… {more:,} more characters (saved in full; export the "
+            "conversation to see them)</i></p>",
+            width,
+            font,
+            css,
+        )
         shown = text[:end]
         if render.cut and len(render.chunks) == 2 and render.stable_text == shown:
             # Still growing past the cut (a long stream): the shown part is unchanged;
@@ -243,7 +280,7 @@ def update_render(render: MessageRender, item: TranscriptItem, font: QFont,
         render.stable_text, render.stable_code, render.stable_plain = "", 0, 0
     else:
         render.chunks.pop()  # the old tail; the stable chunks stay as they are
-    del render.code_blocks[render.stable_code:]
+    del render.code_blocks[render.stable_code :]
     start = len(render.stable_text)
     # Each long block's pieces are rendered on their own (bounded work, the same pieces however
     # the text arrived); while streaming, everything up to the last finished block is stable.
@@ -279,8 +316,9 @@ def update_render(render: MessageRender, item: TranscriptItem, font: QFont,
 class RenderCache(OrderedDict[int, MessageRender]):
     """Renders by row uid, least recently used first, at most ``MAX_RENDERS`` of them."""
 
-    def render_for(self, item: TranscriptItem, width: float, font: QFont,
-                   palette: QPalette) -> MessageRender:
+    def render_for(
+        self, item: TranscriptItem, width: float, font: QFont, palette: QPalette
+    ) -> MessageRender:
         """``item``'s render at ``width``, rebuilt only where the item changed."""
         dark = is_dark(palette)
         render = self.get(item.uid)

@@ -229,8 +229,9 @@ class Rows:
             return [TranscriptItem(ItemKind.USER, message.content)]
         if isinstance(message, InternalMessage):
             self.join_next = message.content == CONTINUE_TEXT
-            return [TranscriptItem(ItemKind.NOTE, note_label(message.content),
-                                   detail=message.content)]
+            return [
+                TranscriptItem(ItemKind.NOTE, note_label(message.content), detail=message.content)
+            ]
         if isinstance(message, ToolMessage):
             card = self._tools.get(message.tool_call_id)
             if card is not None:
@@ -250,8 +251,9 @@ class Rows:
         return rows
 
     def _assistant_item(self, message: AssistantMessage) -> TranscriptItem:
-        item = TranscriptItem(ItemKind.ASSISTANT, message.content,
-                              stop_reason=shown_stop_reason(message.stop_reason))
+        item = TranscriptItem(
+            ItemKind.ASSISTANT, message.content, stop_reason=shown_stop_reason(message.stop_reason)
+        )
         item.joined, self.join_next = self.join_next, False
         return item
 
@@ -298,8 +300,9 @@ class Rows:
         item.touch()
         return RowChange(changed=[item])
 
-    def finish_streaming(self, *, stop_reason: str | None = None,
-                         unsaved: bool = False) -> RowChange:
+    def finish_streaming(
+        self, *, stop_reason: str | None = None, unsaved: bool = False
+    ) -> RowChange:
         """End the live row. ``unsaved`` marks text the core did not keep (Stop mid-stream)."""
         item, self.streaming = self.streaming, None
         if item is None:
@@ -307,8 +310,10 @@ class Rows:
         item.streaming = False
         if unsaved:
             item.kind = ItemKind.DRAFT
-            item.detail = ("Stopped before this answer finished. This text was not saved "
-                           "to the conversation and will not be sent to the model.")
+            item.detail = (
+                "Stopped before this answer finished. This text was not saved "
+                "to the conversation and will not be sent to the model."
+            )
         elif stop_reason is not None:
             item.stop_reason = stop_reason
         item.touch()

@@ -103,10 +103,12 @@ class TranscriptView(QListView):
         if index.isValid():
             item = index.data(Roles.ITEM)
             option = self._option(index)
-            pointing = bool(item and self.delegate.anchor_at(item, option,
-                                                               event.position().toPoint()))
-        self.viewport().setCursor(Qt.CursorShape.PointingHandCursor if pointing
-                                  else Qt.CursorShape.ArrowCursor)
+            pointing = bool(
+                item and self.delegate.anchor_at(item, option, event.position().toPoint())
+            )
+        self.viewport().setCursor(
+            Qt.CursorShape.PointingHandCursor if pointing else Qt.CursorShape.ArrowCursor
+        )
 
     def _option(self, index: QModelIndex) -> QStyleOptionViewItem:
         option = QStyleOptionViewItem()
@@ -118,8 +120,9 @@ class TranscriptView(QListView):
         """Every anchor of a row, in order (accessibility and tests)."""
         index = self.model().index(row, 0)
         item = index.data(Roles.ITEM)
-        render = self.delegate.render_for(item, self.delegate._content_width(
-            self._option(index)), self._option(index))
+        render = self.delegate.render_for(
+            item, self.delegate._content_width(self._option(index)), self._option(index)
+        )
         found: list[str] = []
         for doc in render.docs():
             block = doc.begin()
@@ -139,8 +142,11 @@ class TranscriptView(QListView):
 
     def keyPressEvent(self, event: Any) -> None:
         index = self.currentIndex()
-        if (event.key() in (Qt.Key.Key_Space, Qt.Key.Key_Return) and index.isValid()
-                and index.data(Roles.KIND) == ItemKind.TOOL.value):
+        if (
+            event.key() in (Qt.Key.Key_Space, Qt.Key.Key_Return)
+            and index.isValid()
+            and index.data(Roles.KIND) == ItemKind.TOOL.value
+        ):
             self.model().setData(index, not index.data(Roles.EXPANDED), Roles.EXPANDED)
             return
         super().keyPressEvent(event)
@@ -155,8 +161,11 @@ class TranscriptView(QListView):
         chosen = menu.exec(event.globalPos())
         if chosen is copy and item is not None:
             name = item.call.name if item.call else ""
-            text = item.text if item.kind is not ItemKind.TOOL else (
-                f"{name}\n{item.arguments_text}\n{item.result or ''}")
+            text = (
+                item.text
+                if item.kind is not ItemKind.TOOL
+                else (f"{name}\n{item.arguments_text}\n{item.result or ''}")
+            )
             QGuiApplication.clipboard().setText(text)
 
     def _open_link(self, url: str) -> None:

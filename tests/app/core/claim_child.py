@@ -30,8 +30,9 @@ async def main(db: str, session_id: str, base_url: str, log: str, mode: str) -> 
 
     model = OpenAICompatibleModel(base_url, "sim-echo")
     storage = SQLiteSessionExtension(db)
-    agent = await Agent.create(model, AgentRunConfig(session_id), tools=[side_effect],
-                               extensions=[storage])
+    agent = await Agent.create(
+        model, AgentRunConfig(session_id), tools=[side_effect], extensions=[storage]
+    )
     try:
         async for _event in agent.stream_resume():
             pass

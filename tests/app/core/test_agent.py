@@ -66,8 +66,14 @@ async def storage(db_path: str) -> AsyncIterator[SQLiteSessionExtension]:
 async def make(
     model: object, storage: SQLiteSessionExtension, session: str = "s", **kwargs: object
 ) -> Agent:
-    config_keys = {"retry", "max_tool_rounds", "max_pause_turns", "system_prompt",
-                   "max_output_tokens", "max_goal_turns"}
+    config_keys = {
+        "retry",
+        "max_tool_rounds",
+        "max_pause_turns",
+        "system_prompt",
+        "max_output_tokens",
+        "max_goal_turns",
+    }
     config = AgentRunConfig(
         session, **{"retry": FAST, **{k: v for k, v in kwargs.items() if k in config_keys}}
     )  # type: ignore[arg-type]
@@ -91,15 +97,18 @@ async def test_stream_events_in_order_and_everything_saved(
     events = await collect(agent.stream("hi"))
     kinds = [e.type for e in events]
     assert kinds == [
-        EventType.RUN_STARTED, EventType.MESSAGE_SAVED,
+        EventType.RUN_STARTED,
+        EventType.MESSAGE_SAVED,
         *[EventType.TEXT_DELTA] * 4,
-        EventType.MESSAGE_SAVED, EventType.RUN_COMPLETED,
+        EventType.MESSAGE_SAVED,
+        EventType.RUN_COMPLETED,
     ]
     assert "".join(e.text for e in events if e.type is EventType.TEXT_DELTA) == "Hello there"
     saved = [e for e in events if e.type is EventType.MESSAGE_SAVED]
     assert [e.seq for e in saved] == [1, 2]
     assert await storage.storage.load("s") == [
-        UserMessage("hi"), AssistantMessage("Hello there", stop_reason="end_turn", model="scripted")
+        UserMessage("hi"),
+        AssistantMessage("Hello there", stop_reason="end_turn", model="scripted"),
     ]
     assert await agent.resume_point() is None
 
@@ -160,8 +169,10 @@ async def test_async_tools_of_one_step_run_concurrently(storage: SQLiteSessionEx
         await asyncio.wait_for(both_started.wait(), 5)
         return name
 
-    calls = (ToolCall("a", "wait_for_peer", {"name": "a"}),
-             ToolCall("b", "wait_for_peer", {"name": "b"}))
+    calls = (
+        ToolCall("a", "wait_for_peer", {"name": "a"}),
+        ToolCall("b", "wait_for_peer", {"name": "b"}),
+    )
     model = ScriptedModel([tool_step(*calls), text_step("ok")])
     agent = await make(model, storage, tools=[wait_for_peer])
     assert (await agent.run("go")).content == "ok"
@@ -173,8 +184,11 @@ async def test_tool_failures_become_failed_results(storage: SQLiteSessionExtensi
         """Always fails."""
         raise RuntimeError("disk on fire")
 
-    calls = (ToolCall("a", "explode", {}), ToolCall("b", "missing_tool", {}),
-             ToolCall("c", "explode", {"extra": 1}))
+    calls = (
+        ToolCall("a", "explode", {}),
+        ToolCall("b", "missing_tool", {}),
+        ToolCall("c", "explode", {"extra": 1}),
+    )
     model = ScriptedModel([tool_step(*calls), text_step("noted")])
     agent = await make(model, storage, tools=[explode])
     await agent.run("go")
@@ -218,8 +232,9 @@ async def test_tool_calls_with_end_turn_still_run(storage: SQLiteSessionExtensio
         runs.append(1)
         return "pong"
 
-    model = ScriptedModel([tool_call_step(ToolCall("p", "ping", {}), stop="end_turn"),
-                           text_step("done")])
+    model = ScriptedModel(
+        [tool_call_step(ToolCall("p", "ping", {}), stop="end_turn"), text_step("done")]
+    )
     agent = await make(model, storage, tools=[ping])
     assert (await agent.run("ping")).content == "done"
     assert runs == [1]
@@ -230,11 +245,13 @@ async def test_tool_calls_with_end_turn_still_run(storage: SQLiteSessionExtensio
 
 
 async def test_failures_before_output_are_retried(storage: SQLiteSessionExtension) -> None:
-    model = ScriptedModel([
-        ProviderServerError("overloaded", status_code=529),
-        ConnectionResetError("reset"),
-        text_step("third time lucky"),
-    ])
+    model = ScriptedModel(
+        [
+            ProviderServerError("overloaded", status_code=529),
+            ConnectionResetError("reset"),
+            text_step("third time lucky"),
+        ]
+    )
     agent = await make(model, storage)
     events = await collect(agent.stream("hi"))
     retries = [e for e in events if isinstance(e, RetryEvent)]
@@ -274,10 +291,12 @@ async def test_errors_that_cannot_succeed_are_not_retried(storage: SQLiteSession
 
 
 async def test_retry_after_is_honoured(storage: SQLiteSessionExtension) -> None:
-    model = ScriptedModel([
-        ProviderRateLimitError("slow down", status_code=429, retry_after=0.02),
-        text_step("ok"),
-    ])
+    model = ScriptedModel(
+        [
+            ProviderRateLimitError("slow down", status_code=429, retry_after=0.02),
+            text_step("ok"),
+        ]
+    )
     agent = await make(model, storage)
     events = await collect(agent.stream("hi"))
     retry = next(e for e in events if isinstance(e, RetryEvent))
@@ -287,10 +306,12 @@ async def test_retry_after_is_honoured(storage: SQLiteSessionExtension) -> None:
 async def test_retry_after_longer_than_the_policy_allows_goes_to_the_host(
     storage: SQLiteSessionExtension,
 ) -> None:
-    model = ScriptedModel([
-        ProviderRateLimitError("come back in an hour", status_code=429, retry_after=3600),
-        text_step("never"),
-    ])
+    model = ScriptedModel(
+        [
+            ProviderRateLimitError("come back in an hour", status_code=429, retry_after=3600),
+            text_step("never"),
+        ]
+    )
     agent = await make(model, storage)
     with pytest.raises(ProviderRateLimitError) as caught:
         await agent.run("hi")
@@ -317,10 +338,16 @@ async def test_failure_after_output_is_never_retried_and_saves_the_partial(
     model.add(text_step("A whole answer."))
     reply = await agent.resume()
     assert reply.content == "A whole answer."
-    assert list(model.requests[1].messages) == [UserMessage("hi"), partial, InternalMessage(RETRY_TEXT)]
+    assert list(model.requests[1].messages) == [
+        UserMessage("hi"),
+        partial,
+        InternalMessage(RETRY_TEXT),
+    ]
 
 
-async def test_stream_ending_without_a_stop_reason_is_a_cut(storage: SQLiteSessionExtension) -> None:
+async def test_stream_ending_without_a_stop_reason_is_a_cut(
+    storage: SQLiteSessionExtension,
+) -> None:
     model = ScriptedModel([[TextDelta("trailing off")]])
     agent = await make(model, storage)
     with pytest.raises(IncompleteStreamError):
@@ -340,10 +367,15 @@ async def test_cut_step_saves_text_but_never_runs_its_tool_calls(
         runs.append(1)
         return "acted"
 
-    model = ScriptedModel([
-        [TextDelta("I will act"), ToolCallComplete(ToolCall("x", "act", {})),
-         ProviderServerError("stream broke", status_code=502)],
-    ])
+    model = ScriptedModel(
+        [
+            [
+                TextDelta("I will act"),
+                ToolCallComplete(ToolCall("x", "act", {})),
+                ProviderServerError("stream broke", status_code=502),
+            ],
+        ]
+    )
     agent = await make(model, storage, tools=[act])
     with pytest.raises(ProviderServerError):
         await agent.run("act")
@@ -448,8 +480,12 @@ async def test_leaving_a_stream_early_releases_the_session(storage: SQLiteSessio
 
 @pytest.mark.parametrize(
     ("stop", "resumable"),
-    [(StopReason.MAX_OUTPUT, ResumeKind.CONTINUE_RESPONSE), (StopReason.REFUSAL, None),
-     (StopReason.CONTEXT_FULL, None), ("mystery", None)],
+    [
+        (StopReason.MAX_OUTPUT, ResumeKind.CONTINUE_RESPONSE),
+        (StopReason.REFUSAL, None),
+        (StopReason.CONTEXT_FULL, None),
+        ("mystery", None),
+    ],
 )
 async def test_abnormal_ends_return_without_raising(
     storage: SQLiteSessionExtension, stop: StopReason | str, resumable: ResumeKind | None
@@ -464,11 +500,13 @@ async def test_abnormal_ends_return_without_raising(
 
 
 async def test_output_limit_continues_and_can_be_cut_again(storage: SQLiteSessionExtension) -> None:
-    model = ScriptedModel([
-        text_step("Part one", StopReason.MAX_OUTPUT),
-        text_step(" part two", StopReason.MAX_OUTPUT),
-        text_step(" the end."),
-    ])
+    model = ScriptedModel(
+        [
+            text_step("Part one", StopReason.MAX_OUTPUT),
+            text_step(" part two", StopReason.MAX_OUTPUT),
+            text_step(" the end."),
+        ]
+    )
     agent = await make(model, storage)
     first = await agent.run("write a lot")
     assert first.stop_reason is StopReason.MAX_OUTPUT
@@ -479,13 +517,19 @@ async def test_output_limit_continues_and_can_be_cut_again(storage: SQLiteSessio
     assert (await agent.resume()).content == " the end."
     history = await storage.storage.load("s")
     assert [m.content for m in history] == [
-        "write a lot", "Part one", CONTINUE_TEXT, " part two", CONTINUE_TEXT, " the end."
+        "write a lot",
+        "Part one",
+        CONTINUE_TEXT,
+        " part two",
+        CONTINUE_TEXT,
+        " the end.",
     ]
 
 
 async def test_pauses_are_recalled_up_to_the_limit(storage: SQLiteSessionExtension) -> None:
-    model = ScriptedModel([text_step("p1", StopReason.PAUSED), text_step("p2", StopReason.PAUSED),
-                           text_step("done")])
+    model = ScriptedModel(
+        [text_step("p1", StopReason.PAUSED), text_step("p2", StopReason.PAUSED), text_step("done")]
+    )
     agent = await make(model, storage, max_pause_turns=3)
     events = await collect(agent.stream("hi"))
     assert sum(e.type is EventType.MODEL_STOPPED for e in events) == 2
@@ -525,7 +569,9 @@ async def test_tool_round_limit(storage: SQLiteSessionExtension) -> None:
 
 
 async def test_goal_mode_keeps_going_until_the_goal_is_met(storage: SQLiteSessionExtension) -> None:
-    model = ScriptedModel([text_step("step 1 done"), text_step(f"all done\n{GOAL_COMPLETE_MARKER}")])
+    model = ScriptedModel(
+        [text_step("step 1 done"), text_step(f"all done\n{GOAL_COMPLETE_MARKER}")]
+    )
     agent = await make(model, storage, system_prompt="Be brief.")
     reply = await agent.run("tidy the notes", goal="every note has a title")
     assert GOAL_COMPLETE_MARKER in reply.content
@@ -544,8 +590,9 @@ async def test_goal_mode_stops_at_its_turn_limit(storage: SQLiteSessionExtension
 
 
 async def test_goal_mode_is_not_reenabled_on_resume(storage: SQLiteSessionExtension) -> None:
-    model = ScriptedModel([[TextDelta("work"), ConnectionResetError("cut")],
-                           text_step("resumed without a goal")])
+    model = ScriptedModel(
+        [[TextDelta("work"), ConnectionResetError("cut")], text_step("resumed without a goal")]
+    )
     agent = await make(model, storage)
     with pytest.raises(ConnectionResetError):
         await agent.run("x", goal="a goal")
@@ -565,7 +612,9 @@ async def test_second_request_on_a_busy_session_is_refused(storage: SQLiteSessio
     await asyncio.wait_for(hanging.reached.wait(), 5)
     with pytest.raises(SessionBusyError):
         await agent.run("second")
-    other = await make(ScriptedModel([text_step("x")]), SQLiteSessionExtension(storage.storage.path))
+    other = await make(
+        ScriptedModel([text_step("x")]), SQLiteSessionExtension(storage.storage.path)
+    )
     with pytest.raises(SessionBusyError):  # another object on the same file and session
         await other.resume()
     free = await make(ScriptedModel([text_step("fine")]), storage, session="other")
@@ -639,22 +688,30 @@ async def test_hooks_on_a_run_a_failure_and_a_resume(
 ) -> None:
     hooks = HookRecorder()
     log = tmp_path / "turns.jsonl"
-    model = ScriptedModel([
-        tool_step(ToolCall("a", "act", {})),
-        ProviderServerError("down", status_code=503),
-        text_step("recovered"),
-    ])
+    model = ScriptedModel(
+        [
+            tool_step(ToolCall("a", "act", {})),
+            ProviderServerError("down", status_code=503),
+            text_step("recovered"),
+        ]
+    )
 
     def act() -> str:
         """Act."""
         return "acted"
 
-    agent = await make(model, storage, tools=[act], retry=RetryPolicy(max_attempts=1),
-                       extra_extensions=[hooks, JSONLExtension(log)])
+    agent = await make(
+        model,
+        storage,
+        tools=[act],
+        retry=RetryPolicy(max_attempts=1),
+        extra_extensions=[hooks, JSONLExtension(log)],
+    )
     with pytest.raises(ProviderServerError):
         await agent.run("please act")
     assert hooks.calls == [
-        ("before_run", "please act", None), ("on_message", "please act", None),
+        ("before_run", "please act", None),
+        ("on_message", "please act", None),
         ("on_error:ProviderServerError", "please act", None),
     ]
     assert not log.exists()  # a failed turn is not a finished turn
@@ -678,16 +735,26 @@ async def test_jsonl_of_a_recovered_turn(storage: SQLiteSessionExtension, tmp_pa
     log = tmp_path / "turns.jsonl"
     call = ToolCall("x", "act", {})
     await storage.storage.append_many(
-        "s", "old", [UserMessage("earlier"), AssistantMessage("fine"),
-                     UserMessage("do it"), AssistantMessage(tool_calls=(call,))],
+        "s",
+        "old",
+        [
+            UserMessage("earlier"),
+            AssistantMessage("fine"),
+            UserMessage("do it"),
+            AssistantMessage(tool_calls=(call,)),
+        ],
     )
-    agent = await make(ScriptedModel([text_step("checked")]), storage,
-                       extra_extensions=[JSONLExtension(log)])
+    agent = await make(
+        ScriptedModel([text_step("checked")]), storage, extra_extensions=[JSONLExtension(log)]
+    )
     await agent.resume()
     record = json.loads(log.read_text())
     assert record["resumed"] == "recover_tools"
     assert [m.get("content") for m in record["messages"]] == [
-        "do it", "", RECOVERED_TOOL_TEXT, "checked"
+        "do it",
+        "",
+        RECOVERED_TOOL_TEXT,
+        "checked",
     ]
 
 
@@ -695,13 +762,16 @@ async def test_jsonl_of_a_recovered_turn(storage: SQLiteSessionExtension, tmp_pa
 
 
 def test_sync_agent(db_path: str) -> None:
-    model = ScriptedModel([
-        [TextDelta("cut"), ConnectionResetError("x")],
-        text_step("again", chunk=2),
-        text_step("streamed", chunk=3),
-    ])
-    with SyncAgent(model, AgentRunConfig("s", retry=FAST),
-                   extensions=[SQLiteSessionExtension(db_path)]) as agent:
+    model = ScriptedModel(
+        [
+            [TextDelta("cut"), ConnectionResetError("x")],
+            text_step("again", chunk=2),
+            text_step("streamed", chunk=3),
+        ]
+    )
+    with SyncAgent(
+        model, AgentRunConfig("s", retry=FAST), extensions=[SQLiteSessionExtension(db_path)]
+    ) as agent:
         with pytest.raises(ConnectionResetError):
             agent.run("hi")
         point = agent.resume_point()
@@ -716,7 +786,9 @@ def test_sync_agent(db_path: str) -> None:
 
 def test_sync_agent_stream_left_early_stops_the_request(db_path: str) -> None:
     model = ScriptedModel([text_step("abcdef", chunk=1), text_step("next")])
-    with SyncAgent(model, AgentRunConfig("s"), extensions=[SQLiteSessionExtension(db_path)]) as agent:
+    with SyncAgent(
+        model, AgentRunConfig("s"), extensions=[SQLiteSessionExtension(db_path)]
+    ) as agent:
         for event in agent.stream("hi"):
             if event.type is EventType.TEXT_DELTA:
                 break
@@ -725,10 +797,10 @@ def test_sync_agent_stream_left_early_stops_the_request(db_path: str) -> None:
 
 
 async def test_agent_client_serves_many_sessions(storage: SQLiteSessionExtension) -> None:
-    model = ScriptedModel([text_step("one"), [TextDelta("t"), ConnectionResetError("x")],
-                           text_step("two")])
-    client = AgentClient(model, extensions=[storage],
-                         defaults=AgentRunConfig("unused", retry=FAST))
+    model = ScriptedModel(
+        [text_step("one"), [TextDelta("t"), ConnectionResetError("x")], text_step("two")]
+    )
+    client = AgentClient(model, extensions=[storage], defaults=AgentRunConfig("unused", retry=FAST))
     await client.open()
     assert (await client.run("a", "first")).content == "one"
     with pytest.raises(ConnectionResetError):
@@ -787,7 +859,9 @@ async def test_stop_right_after_a_tool_result_is_saved_never_saves_it_twice(
             break  # the host stops exactly here
     await stream.aclose()  # type: ignore[attr-defined]
     history = await storage.storage.load("s")
-    assert [m for m in history if isinstance(m, ToolMessage)] == [ToolMessage("c1", "work", "done 1")]
+    assert [m for m in history if isinstance(m, ToolMessage)] == [
+        ToolMessage("c1", "work", "done 1")
+    ]
     point = await agent.resume_point()
     assert point is not None and point.kind is ResumeKind.CALL_MODEL  # not "malformed"
 
@@ -856,8 +930,15 @@ def test_ctrl_c_in_the_calling_thread_stops_a_sync_request(db_path: str) -> None
             started.set()
             await asyncio.Event().wait()
 
-    with _default_sigint(), SyncAgent(Blocking(), AgentRunConfig("s"),  # type: ignore[arg-type]
-                                      extensions=[SQLiteSessionExtension(db_path)]) as agent:
+    with (
+        _default_sigint(),
+        SyncAgent(
+            Blocking(),
+            AgentRunConfig("s"),  # type: ignore[arg-type]
+            extensions=[SQLiteSessionExtension(db_path)],
+        ) as agent,
+    ):
+
         def press_ctrl_c() -> None:
             if started.wait(10):
                 os.kill(os.getpid(), signal.SIGINT)  # what Ctrl+C sends

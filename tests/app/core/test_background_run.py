@@ -18,10 +18,22 @@ CTRL_C_TEST = "tests/app/core/test_agent.py::test_ctrl_c_in_the_calling_thread_s
 
 def test_the_ctrl_c_test_finishes_when_sigint_is_ignored(tmp_path: Path) -> None:
     # `trap '' INT` sets SIGINT to SIG_IGN, which exec keeps: exactly what `cmd &` gives a job.
-    pytest_argv = [sys.executable, "-m", "pytest", CTRL_C_TEST, "-q", "-p", "no:cacheprovider",
-                   "-o", "timeout=30", "--basetemp", str(tmp_path / "inner")]
+    pytest_argv = [
+        sys.executable,
+        "-m",
+        "pytest",
+        CTRL_C_TEST,
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-o",
+        "timeout=30",
+        "--basetemp",
+        str(tmp_path / "inner"),
+    ]
     script = "trap '' INT; exec " + " ".join(shlex.quote(a) for a in pytest_argv)
-    done = subprocess.run(["sh", "-c", script], cwd=ROOT, capture_output=True, text=True,
-                          timeout=90)
+    done = subprocess.run(
+        ["sh", "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=90
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "1 passed" in done.stdout

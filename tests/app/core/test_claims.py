@@ -36,6 +36,7 @@ def sim() -> Iterator[SimulatorThread]:
 
 def _waiting_conversation(db: Path) -> None:
     """A conversation whose last message is the person's: resuming it calls the model."""
+
     async def make() -> None:
         ext = SQLiteSessionExtension(db)
         try:
@@ -51,8 +52,12 @@ def _child(db: Path, base_url: str, log: Path, mode: str) -> subprocess.Popen[st
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.Popen(
         [sys.executable, str(CHILD), str(db), SESSION, base_url, str(log), mode],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env=env, cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=ROOT,
     )
 
 
@@ -70,14 +75,17 @@ def _log_lines(log: Path) -> list[str]:
 
 
 def test_two_processes_resuming_at_once_run_the_tool_once(
-    tmp_path: Path, sim: SimulatorThread,
+    tmp_path: Path,
+    sim: SimulatorThread,
 ) -> None:
     db, log = tmp_path / "c.sqlite", tmp_path / "side-effects.log"
     _waiting_conversation(db)
     # Two tool calls queued: on the old code the second process took the second one and ran
     # the tool as well; now the holder gets both and the second process never calls the model.
-    sim.enqueue(Reply(tool_calls=(SimToolCall("side_effect", {}),)),
-                Reply(tool_calls=(SimToolCall("side_effect", {}),)))
+    sim.enqueue(
+        Reply(tool_calls=(SimToolCall("side_effect", {}),)),
+        Reply(tool_calls=(SimToolCall("side_effect", {}),)),
+    )
     holder = _child(db, sim.openai_base_url, log, "hold")
     try:
         _wait_in_tool(holder)  # the first process is inside the tool, mid-request
@@ -98,7 +106,8 @@ def test_two_processes_resuming_at_once_run_the_tool_once(
 
 
 def test_a_claim_dies_with_its_holder_killed_by_sigkill(
-    tmp_path: Path, sim: SimulatorThread,
+    tmp_path: Path,
+    sim: SimulatorThread,
 ) -> None:
     db, log = tmp_path / "c.sqlite", tmp_path / "side-effects.log"
     _waiting_conversation(db)

@@ -35,8 +35,12 @@ class Console:
     def __init__(self, *args: str) -> None:
         env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "app.cli", *args], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT,
+            [sys.executable, "-m", "app.cli", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=ROOT,
         )
         self._out = b""
         self._changed = threading.Condition()
@@ -61,8 +65,12 @@ class Console:
     def wait_for(self, text: str, count: int = 1) -> None:
         with self._changed:
             found = self._changed.wait_for(
-                lambda: self._out.decode(errors="replace").count(text) >= count
-                or not self._pump.is_alive(), WAIT)
+                lambda: (
+                    self._out.decode(errors="replace").count(text) >= count
+                    or not self._pump.is_alive()
+                ),
+                WAIT,
+            )
         assert found and self.out.count(text) >= count, f"no {text!r} in:\n{self.out}"
 
     def wait_reading_stdin(self) -> None:
@@ -139,15 +147,17 @@ def _history_length(data: Path, session_id: str) -> int:
 
 
 def _chat(data: Path, sim: SimulatorThread, session_id: str = "cli") -> Console:
-    return Console("--data-dir", str(data), "--openai", sim.openai_base_url,
-                   "--session", session_id)
+    return Console(
+        "--data-dir", str(data), "--openai", sim.openai_base_url, "--session", session_id
+    )
 
 
 # --- Ctrl+C at the prompt ---------------------------------------------------------------------
 
 
 def test_ctrl_c_at_the_idle_prompt_clears_the_line_and_prompts_again(
-    tmp_path: Path, sim: SimulatorThread,
+    tmp_path: Path,
+    sim: SimulatorThread,
 ) -> None:
     chat = _chat(tmp_path / "data", sim)
     try:
@@ -176,7 +186,8 @@ def test_ctrl_d_at_the_prompt_exits_cleanly(tmp_path: Path, sim: SimulatorThread
 
 
 def test_ctrl_c_during_an_answer_stops_it_and_the_chat_goes_on(
-    tmp_path: Path, sim: SimulatorThread,
+    tmp_path: Path,
+    sim: SimulatorThread,
 ) -> None:
     sim.enqueue(Reply(text="alpha beta gamma delta", fault=Fault.stall_after(3)))
     chat = _chat(tmp_path / "data", sim)
@@ -200,7 +211,8 @@ def test_ctrl_c_during_an_answer_stops_it_and_the_chat_goes_on(
 
 
 def test_two_chats_cannot_answer_one_conversation_at_once(
-    tmp_path: Path, sim: SimulatorThread,
+    tmp_path: Path,
+    sim: SimulatorThread,
 ) -> None:
     data = tmp_path / "data"
     _waiting_conversation(data, "shared")
@@ -230,7 +242,8 @@ def test_two_chats_cannot_answer_one_conversation_at_once(
 
 
 def test_a_chat_is_refused_a_conversation_the_app_has_open(
-    tmp_path: Path, sim: SimulatorThread,
+    tmp_path: Path,
+    sim: SimulatorThread,
 ) -> None:
     data = tmp_path / "data"
     _waiting_conversation(data, "in-app")
@@ -261,7 +274,8 @@ def test_a_chat_is_refused_a_conversation_the_app_has_open(
 
 @pytest.mark.parametrize("where", ["a file", "under a file"])
 def test_an_unusable_data_dir_is_a_clear_error_without_traceback(
-    tmp_path: Path, where: str,
+    tmp_path: Path,
+    where: str,
 ) -> None:
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("x")

@@ -34,8 +34,10 @@ def test_every_public_exception_is_in_the_tree() -> None:
     classes = _exception_classes()
     assert "app.errors.WorkspaceError" in classes  # the walk reaches the errors module
     outside = sorted(
-        name for name, cls in classes.items()
-        if not issubclass(cls, ContinuumError) and name not in OUTSIDE
+        name
+        for name, cls in classes.items()
+        if not issubclass(cls, ContinuumError)
+        and name not in OUTSIDE
         and not cls.__qualname__.startswith("_")
     )
     assert outside == []
@@ -62,9 +64,12 @@ def test_moved_exceptions_stay_importable_where_they_were_and_keep_their_builtin
     from app.tools.workspace import WorkspaceError
 
     for cls, builtin in [
-        (MessageFormatError, ValueError), (SettingsFormatError, ValueError),
-        (ToolArgumentError, ValueError), (WorkspaceError, ValueError),
-        (McpServerError, RuntimeError), (NoKeyringError, RuntimeError),
+        (MessageFormatError, ValueError),
+        (SettingsFormatError, ValueError),
+        (ToolArgumentError, ValueError),
+        (WorkspaceError, ValueError),
+        (McpServerError, RuntimeError),
+        (NoKeyringError, RuntimeError),
         (SessionLockedError, Exception),
     ]:
         assert issubclass(cls, ContinuumError) and issubclass(cls, builtin), cls

@@ -68,20 +68,32 @@ def test_json_form_is_stable() -> None:
     assert message_to_dict(UserMessage("hi")) == {"v": 1, "type": "user", "content": "hi"}
     assert message_to_dict(InternalMessage("go")) == {"v": 1, "type": "internal", "content": "go"}
     assert message_to_dict(ToolMessage("c", "t", "out", success=False)) == {
-        "v": 1, "type": "tool", "tool_call_id": "c", "name": "t", "content": "out",
+        "v": 1,
+        "type": "tool",
+        "tool_call_id": "c",
+        "name": "t",
+        "content": "out",
         "success": False,
     }
     assert message_to_dict(
-        AssistantMessage("a", (ToolCall("c", "t", {"x": [1]}),), StopReason.MAX_OUTPUT, "m",
-                         Usage(1, 2))
+        AssistantMessage(
+            "a", (ToolCall("c", "t", {"x": [1]}),), StopReason.MAX_OUTPUT, "m", Usage(1, 2)
+        )
     ) == {
-        "v": 1, "type": "assistant", "content": "a",
+        "v": 1,
+        "type": "assistant",
+        "content": "a",
         "tool_calls": [{"id": "c", "name": "t", "arguments": {"x": [1]}}],
-        "stop_reason": "max_output", "model": "m",
+        "stop_reason": "max_output",
+        "model": "m",
         "usage": {"input_tokens": 1, "output_tokens": 2},
     }
     assert message_to_dict(AssistantMessage("a")) == {
-        "v": 1, "type": "assistant", "content": "a", "tool_calls": [], "stop_reason": None,
+        "v": 1,
+        "type": "assistant",
+        "content": "a",
+        "tool_calls": [],
+        "stop_reason": None,
         "model": None,
     }
     assert message_to_json(UserMessage("日本")) == '{"v":1,"type":"user","content":"日本"}'
@@ -111,11 +123,19 @@ def test_tool_call_positional_order() -> None:
     assert [f.name for f in dataclasses.fields(ToolCall)] == ["id", "name", "arguments"]
     assert ToolCall("x", "y").arguments_dict() == {}
     assert [f.name for f in dataclasses.fields(ToolMessage)] == [
-        "tool_call_id", "name", "content", "success", "outcome"
+        "tool_call_id",
+        "name",
+        "content",
+        "success",
+        "outcome",
     ]
     assert dataclasses.fields(ToolMessage)[-1].kw_only  # positional order is unchanged
     assert [f.name for f in dataclasses.fields(AssistantMessage)] == [
-        "content", "tool_calls", "stop_reason", "model", "usage"
+        "content",
+        "tool_calls",
+        "stop_reason",
+        "model",
+        "usage",
     ]
 
 
@@ -135,9 +155,7 @@ def test_tool_call_arguments_cannot_be_mutated() -> None:
     # Changing the dict it was built from changes nothing either.
     source["path"] = "changed"
     source["nested"]["k"].append(99)
-    assert call.arguments_dict() == {
-        "path": "a.txt", "nested": {"k": [1, 2]}, "items": [{"x": 1}]
-    }
+    assert call.arguments_dict() == {"path": "a.txt", "nested": {"k": [1, 2]}, "items": [{"x": 1}]}
 
 
 def test_arguments_dict_is_a_fresh_mutable_copy() -> None:
@@ -190,8 +208,12 @@ def test_tool_calls_given_as_a_list_become_a_tuple() -> None:
 
 def test_stop_reason_values_are_stable() -> None:
     assert {r.name: r.value for r in StopReason} == {
-        "END_TURN": "end_turn", "TOOL_USE": "tool_use", "MAX_OUTPUT": "max_output",
-        "INTERRUPTED": "interrupted", "PAUSED": "paused", "REFUSAL": "refusal",
+        "END_TURN": "end_turn",
+        "TOOL_USE": "tool_use",
+        "MAX_OUTPUT": "max_output",
+        "INTERRUPTED": "interrupted",
+        "PAUSED": "paused",
+        "REFUSAL": "refusal",
         "CONTEXT_FULL": "context_full",
     }
 
@@ -203,9 +225,10 @@ def test_effective_stop_reason_infers_none() -> None:
     assert effective_stop_reason(AssistantMessage("done")) is StopReason.END_TURN
     assert effective_stop_reason(AssistantMessage()) is StopReason.END_TURN
     # An explicit reason wins over inference, even one that "contradicts" the tool calls.
-    assert effective_stop_reason(
-        AssistantMessage("x", (ToolCall("c", "t"),), StopReason.MAX_OUTPUT)
-    ) is StopReason.MAX_OUTPUT
+    assert (
+        effective_stop_reason(AssistantMessage("x", (ToolCall("c", "t"),), StopReason.MAX_OUTPUT))
+        is StopReason.MAX_OUTPUT
+    )
     assert effective_stop_reason(AssistantMessage("x", stop_reason="weird")) == "weird"
     # None stays None through storage: it is inferred when read, never written down.
     assert message_from_json(message_to_json(with_calls)).stop_reason is None  # type: ignore[union-attr]

@@ -47,24 +47,42 @@ def recovered(call: ToolCall) -> ToolMessage:
         (ASKED, NEW, {"a"}, RequestPlan(to_save=(recovered(A), recovered(B), NEW))),
         (HALF_ANSWERED, NEW, (), RequestPlan(to_save=(recovered(B), NEW))),
         # a cut response then a new message: nothing to repair
-        ([UserMessage("q"), AssistantMessage("par", stop_reason=StopReason.INTERRUPTED)], NEW, (),
-         RequestPlan(to_save=(NEW,))),
+        (
+            [UserMessage("q"), AssistantMessage("par", stop_reason=StopReason.INTERRUPTED)],
+            NEW,
+            (),
+            RequestPlan(to_save=(NEW,)),
+        ),
         # resume
         (ASKED, None, (), RequestPlan(ResumeKind.RECOVER_TOOLS, (recovered(A), recovered(B)))),
         (ASKED, None, {"b"}, RequestPlan(ResumeKind.RECOVER_TOOLS, (recovered(A),), (B,))),
         (ASKED, None, {"a", "b"}, RequestPlan(ResumeKind.RECOVER_TOOLS, (), (A, B))),
         (HALF_ANSWERED, None, {"a"}, RequestPlan(ResumeKind.RECOVER_TOOLS, (recovered(B),))),
         ([UserMessage("q")], None, (), RequestPlan(ResumeKind.CALL_MODEL)),
-        ([*HALF_ANSWERED, ToolMessage("b", "work", "ok")], None, {"b"},
-         RequestPlan(ResumeKind.CALL_MODEL)),
-        ([UserMessage("q"), AssistantMessage("par", stop_reason=StopReason.INTERRUPTED)], None,
-         (), RequestPlan(ResumeKind.RETRY_RESPONSE, (InternalMessage(RETRY_TEXT),))),
-        ([UserMessage("q"), AssistantMessage("par", stop_reason=StopReason.MAX_OUTPUT)], None,
-         (), RequestPlan(ResumeKind.CONTINUE_RESPONSE, (InternalMessage(CONTINUE_TEXT),))),
+        (
+            [*HALF_ANSWERED, ToolMessage("b", "work", "ok")],
+            None,
+            {"b"},
+            RequestPlan(ResumeKind.CALL_MODEL),
+        ),
+        (
+            [UserMessage("q"), AssistantMessage("par", stop_reason=StopReason.INTERRUPTED)],
+            None,
+            (),
+            RequestPlan(ResumeKind.RETRY_RESPONSE, (InternalMessage(RETRY_TEXT),)),
+        ),
+        (
+            [UserMessage("q"), AssistantMessage("par", stop_reason=StopReason.MAX_OUTPUT)],
+            None,
+            (),
+            RequestPlan(ResumeKind.CONTINUE_RESPONSE, (InternalMessage(CONTINUE_TEXT),)),
+        ),
     ],
 )
 def test_plan_request(
-    history: list[Message], new_input: UserMessage | None, not_started: set[str],
+    history: list[Message],
+    new_input: UserMessage | None,
+    not_started: set[str],
     expected: RequestPlan,
 ) -> None:
     assert plan_request(history, new_input, not_started) == expected
@@ -76,10 +94,11 @@ def test_plan_request(
         ([], BlockedReason.EMPTY),
         ([UserMessage("q"), AssistantMessage("a")], BlockedReason.COMPLETED),
         ([UserMessage("q"), AssistantMessage("", stop_reason="refusal")], BlockedReason.REFUSED),
-        ([UserMessage("q"), AssistantMessage("", stop_reason="context_full")],
-         BlockedReason.CONTEXT_FULL),
-        ([UserMessage("q"), AssistantMessage("", stop_reason="weird")],
-         BlockedReason.UNKNOWN_STOP),
+        (
+            [UserMessage("q"), AssistantMessage("", stop_reason="context_full")],
+            BlockedReason.CONTEXT_FULL,
+        ),
+        ([UserMessage("q"), AssistantMessage("", stop_reason="weird")], BlockedReason.UNKNOWN_STOP),
         ([ToolMessage("x", "t", "r")], BlockedReason.MALFORMED),
     ],
 )
@@ -96,7 +115,8 @@ def test_a_blocked_resume_plans_nothing_and_names_its_reason(
 def test_recovered_answers_say_may_have_run() -> None:
     plan = plan_request(ASKED, NEW)
     assert [m.outcome for m in plan.to_save if isinstance(m, ToolMessage)] == [
-        ToolOutcome.MAY_HAVE_RUN, ToolOutcome.MAY_HAVE_RUN
+        ToolOutcome.MAY_HAVE_RUN,
+        ToolOutcome.MAY_HAVE_RUN,
     ]
 
 

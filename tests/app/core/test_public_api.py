@@ -16,11 +16,31 @@ def test_all_names_exist_and_are_sorted() -> None:
 
 
 def test_the_spec_names_are_public() -> None:
-    for name in ("Agent", "AgentRunConfig", "RetryPolicy", "UserMessage", "InternalMessage",
-                 "AssistantMessage", "ToolMessage", "ToolCall", "StopReason", "ResumePoint",
-                 "ResumeKind", "AgentResumeError", "SessionBusyError", "SyncAgent",
-                 "AgentClient", "SQLiteSessionExtension", "JSONLExtension", "EventType",
-                 "TextDelta", "ToolCallComplete", "StepEnd", "ModelRequest", "tool"):
+    for name in (
+        "Agent",
+        "AgentRunConfig",
+        "RetryPolicy",
+        "UserMessage",
+        "InternalMessage",
+        "AssistantMessage",
+        "ToolMessage",
+        "ToolCall",
+        "StopReason",
+        "ResumePoint",
+        "ResumeKind",
+        "AgentResumeError",
+        "SessionBusyError",
+        "SyncAgent",
+        "AgentClient",
+        "SQLiteSessionExtension",
+        "JSONLExtension",
+        "EventType",
+        "TextDelta",
+        "ToolCallComplete",
+        "StepEnd",
+        "ModelRequest",
+        "tool",
+    ):
         assert name in app.__all__, name
     from app.testing import ScriptedModel  # noqa: F401
 

@@ -43,15 +43,22 @@ ROWS: list[tuple[str, list[Message], str, list[Message]]] = [
     ),
     (
         "every call answered",
-        [USER, AssistantMessage(tool_calls=(CALL_A, CALL_B)),
-         ToolMessage("a", "lookup", "1"), ToolMessage("b", "lookup", "2")],
+        [
+            USER,
+            AssistantMessage(tool_calls=(CALL_A, CALL_B)),
+            ToolMessage("a", "lookup", "1"),
+            ToolMessage("b", "lookup", "2"),
+        ],
         "call_model",
         [],
     ),
     (
         "answered as cancelled by Stop",
-        [USER, AssistantMessage(tool_calls=(CALL_A,)),
-         ToolMessage("a", "lookup", "cancelled", success=False)],
+        [
+            USER,
+            AssistantMessage(tool_calls=(CALL_A,)),
+            ToolMessage("a", "lookup", "cancelled", success=False),
+        ],
         "call_model",
         [],
     ),
@@ -65,8 +72,10 @@ ROWS: list[tuple[str, list[Message], str, list[Message]]] = [
         "no call answered",
         [USER, AssistantMessage(tool_calls=(CALL_A, CALL_B))],
         "recover_tools",
-        [ToolMessage("a", "lookup", RECOVERED_TOOL_TEXT, success=False),
-         ToolMessage("b", "lookup", RECOVERED_TOOL_TEXT, success=False)],
+        [
+            ToolMessage("a", "lookup", RECOVERED_TOOL_TEXT, success=False),
+            ToolMessage("b", "lookup", RECOVERED_TOOL_TEXT, success=False),
+        ],
     ),
     (
         "one of two calls answered",
@@ -116,8 +125,12 @@ ROWS: list[tuple[str, list[Message], str, list[Message]]] = [
     ("a result after a user message", [USER, ToolMessage("a", "lookup", "1")], "malformed", []),
     (
         "a call answered twice",
-        [USER, AssistantMessage(tool_calls=(CALL_A,)),
-         ToolMessage("a", "lookup", "1"), ToolMessage("a", "lookup", "1")],
+        [
+            USER,
+            AssistantMessage(tool_calls=(CALL_A,)),
+            ToolMessage("a", "lookup", "1"),
+            ToolMessage("a", "lookup", "1"),
+        ],
         "malformed",
         [],
     ),
@@ -222,8 +235,13 @@ async def test_tail_reaches_back_over_many_tool_results(db_path: str) -> None:
     storage = SQLiteSessionExtension(db_path)
     calls = tuple(ToolCall(f"c{i}", "lookup", {"i": i}) for i in range(40))
     await storage.storage.append_many(
-        "s", "r", [USER, AssistantMessage(tool_calls=calls),
-                   *(ToolMessage(c.id, "lookup", "ok") for c in calls[:39])],
+        "s",
+        "r",
+        [
+            USER,
+            AssistantMessage(tool_calls=calls),
+            *(ToolMessage(c.id, "lookup", "ok") for c in calls[:39]),
+        ],
     )
     agent = await Agent.create(ScriptedModel(), AgentRunConfig("s"), extensions=[storage])
     point = await agent.resume_point()

@@ -40,12 +40,16 @@ def break_writes(storage: SQLiteSessionExtension, monkeypatch: pytest.MonkeyPatc
 
 
 def logged_failures(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
-    return [r for r in caplog.records
-            if r.exc_info is not None and isinstance(r.exc_info[1], StorageFullError)]
+    return [
+        r
+        for r in caplog.records
+        if r.exc_info is not None and isinstance(r.exc_info[1], StorageFullError)
+    ]
 
 
 async def test_failed_answers_after_stop_during_tools_are_logged(
-    storage: SQLiteSessionExtension, monkeypatch: pytest.MonkeyPatch,
+    storage: SQLiteSessionExtension,
+    monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     gate = Gate()
@@ -56,8 +60,12 @@ async def test_failed_answers_after_stop_during_tools_are_logged(
         await gate.release.wait()
         return "late"
 
-    agent = await Agent.create(ScriptedModel([tool_step(ToolCall("s1", "slow", {}))]),
-                               AgentRunConfig("s"), tools=[slow], extensions=[storage])
+    agent = await Agent.create(
+        ScriptedModel([tool_step(ToolCall("s1", "slow", {}))]),
+        AgentRunConfig("s"),
+        tools=[slow],
+        extensions=[storage],
+    )
 
     async def consume() -> None:
         async for _ in agent.stream("go"):
@@ -77,7 +85,8 @@ async def test_failed_answers_after_stop_during_tools_are_logged(
 
 
 async def test_failed_not_started_answers_are_logged(
-    storage: SQLiteSessionExtension, monkeypatch: pytest.MonkeyPatch,
+    storage: SQLiteSessionExtension,
+    monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     def work() -> str:

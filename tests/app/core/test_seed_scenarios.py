@@ -55,7 +55,8 @@ class AnswerModel:
     async def stream(self, request: ModelRequest):  # type: ignore[no-untyped-def]
         self.requests.append(request)
         lost = [
-            m for m in request.messages
+            m
+            for m in request.messages
             if isinstance(m, ToolMessage) and m.content == RECOVERED_TOOL_TEXT
         ]
         yield TextDelta(f"{len(lost)} tool was interrupted")

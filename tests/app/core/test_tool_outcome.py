@@ -39,7 +39,10 @@ async def storage(db_path: str) -> AsyncIterator[SQLiteSessionExtension]:
 
 async def make(model: object, storage: SQLiteSessionExtension, **kwargs: object) -> Agent:
     return await Agent.create(
-        model, AgentRunConfig("s"), extensions=[storage], **kwargs  # type: ignore[arg-type]
+        model,
+        AgentRunConfig("s"),
+        extensions=[storage],
+        **kwargs,  # type: ignore[arg-type]
     )
 
 
@@ -74,16 +77,24 @@ def test_outcome_round_trips_through_json(outcome: ToolOutcome) -> None:
     ],
 )
 def test_outcome_decoding(stored: dict[str, object], expected: ToolOutcome | None) -> None:
-    data = {"v": 1, "type": "tool", "tool_call_id": "c", "name": "t", "content": "x",
-            "success": True, **stored}
+    data = {
+        "v": 1,
+        "type": "tool",
+        "tool_call_id": "c",
+        "name": "t",
+        "content": "x",
+        "success": True,
+        **stored,
+    }
     message = message_from_dict(data)
     assert isinstance(message, ToolMessage) and message.outcome == expected
 
 
 def test_outcome_of_the_wrong_type_is_refused() -> None:
     with pytest.raises(MessageFormatError, match="outcome"):
-        message_from_dict({"v": 1, "type": "tool", "tool_call_id": "c", "name": "t",
-                           "content": "x", "outcome": 3})
+        message_from_dict(
+            {"v": 1, "type": "tool", "tool_call_id": "c", "name": "t", "content": "x", "outcome": 3}
+        )
 
 
 def test_outcome_is_not_part_of_equality_and_accepts_its_word() -> None:
@@ -126,15 +137,23 @@ async def test_runtime_results_say_done_failed_or_denied(
     async def deny(call: ToolCall, spec: FunctionTool) -> bool:
         return False
 
-    calls = (ToolCall("a", "ok", {}), ToolCall("b", "boom", {}), ToolCall("c", "nope", {}),
-             ToolCall("d", "ok", {"extra": 1}), ToolCall("e", "risky", {}))
+    calls = (
+        ToolCall("a", "ok", {}),
+        ToolCall("b", "boom", {}),
+        ToolCall("c", "nope", {}),
+        ToolCall("d", "ok", {"extra": 1}),
+        ToolCall("e", "risky", {}),
+    )
     model = ScriptedModel([tool_step(*calls), text_step("done")])
     agent = await make(model, storage, tools=[ok, boom, risky], approve_tool=deny)
     await agent.run("go")
     results = await reopened_results(db_path)
     assert {k: m.outcome for k, m in results.items()} == {
-        "a": ToolOutcome.DONE, "b": ToolOutcome.FAILED, "c": ToolOutcome.FAILED,
-        "d": ToolOutcome.FAILED, "e": ToolOutcome.DENIED,
+        "a": ToolOutcome.DONE,
+        "b": ToolOutcome.FAILED,
+        "c": ToolOutcome.FAILED,
+        "d": ToolOutcome.FAILED,
+        "e": ToolOutcome.DENIED,
     }
 
 
@@ -186,8 +205,11 @@ async def test_recovered_calls_say_may_have_run_and_not_started_ones_run(
 ) -> None:
     """A history left by a killed process: one call may have run, one provably never started."""
     await storage.storage.append("s", "r", UserMessage("go"))
-    await storage.storage.append("s", "r", AssistantMessage(
-        "", (ToolCall("ran", "work", {}), ToolCall("waited", "work", {}))))
+    await storage.storage.append(
+        "s",
+        "r",
+        AssistantMessage("", (ToolCall("ran", "work", {}), ToolCall("waited", "work", {}))),
+    )
 
     def work() -> str:
         """Work."""
@@ -232,4 +254,3 @@ async def test_sync_tool_outliving_stop_says_may_have_run(
     result = await task
     release.set()
     assert result.success is False and result.outcome is ToolOutcome.MAY_HAVE_RUN
-

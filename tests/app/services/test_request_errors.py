@@ -57,10 +57,15 @@ def log_file(tmp_path: Path) -> Iterator[Path]:
     handler.close()
 
 
-@pytest.mark.parametrize("error", [RuntimeError("step state lost"), KeyError("tool_call_id")],
-                         ids=["RuntimeError", "KeyError"])
+@pytest.mark.parametrize(
+    "error",
+    [RuntimeError("step state lost"), KeyError("tool_call_id")],
+    ids=["RuntimeError", "KeyError"],
+)
 async def test_a_bug_in_a_request_is_an_internal_error_with_a_traceback_in_the_log(
-    services: AppServices, log_file: Path, caplog: pytest.LogCaptureFixture,
+    services: AppServices,
+    log_file: Path,
+    caplog: pytest.LogCaptureFixture,
     error: BaseException,
 ) -> None:
     services.client.model = BuggyModel(error)
@@ -74,7 +79,8 @@ async def test_a_bug_in_a_request_is_an_internal_error_with_a_traceback_in_the_l
     info = await services.resume_info(session.id)
     assert info.stop is not None and info.stop.kind is StopKind.PROVIDER_ERROR
     assert info.stop.message.startswith(
-        f"Continuum hit an internal error ({type(error).__name__}: ")
+        f"Continuum hit an internal error ({type(error).__name__}: "
+    )
     assert f"the details are in the log at {log_file};" in info.stop.message
     assert "your conversation is saved" in info.stop.message
     assert info.resumable  # the partial answer was kept; Resume retries it
@@ -86,7 +92,8 @@ async def test_a_bug_in_a_request_is_an_internal_error_with_a_traceback_in_the_l
 
 
 async def test_an_expected_provider_failure_stays_friendly_without_a_traceback(
-    services: AppServices, caplog: pytest.LogCaptureFixture,
+    services: AppServices,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     session = await services.new_session()  # no provider set up: NoModel explains
     with pytest.raises(Exception, match="No model provider is set up"):
@@ -98,19 +105,25 @@ async def test_an_expected_provider_failure_stays_friendly_without_a_traceback(
 
 
 async def test_a_model_that_fails_to_close_leaves_a_log_line(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     services = AppServices(tmp_path / "data")
     await services.open()
     services.client.model = BuggyModel(RuntimeError("unused"))
     await services.close()  # closing still finishes
-    failures = [r for r in caplog.records if r.exc_info is not None
-                and "connection pool is in a bad state" in str(r.exc_info[1])]
+    failures = [
+        r
+        for r in caplog.records
+        if r.exc_info is not None and "connection pool is in a bad state" in str(r.exc_info[1])
+    ]
     assert failures, caplog.text
 
 
 async def test_a_notice_that_cannot_be_shown_leaves_a_log_line(
-    services: AppServices, tmp_path: Path, caplog: pytest.LogCaptureFixture,
+    services: AppServices,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     def broken_status_bar(_text: str) -> None:
         raise RuntimeError("the status bar was deleted")
@@ -119,8 +132,9 @@ async def test_a_notice_that_cannot_be_shown_leaves_a_log_line(
     session = await services.new_session()
     await services.set_workspace(session.id, str(tmp_path / "gone"))
     assert await services.workspace_tools(session.id) == []  # no file tools, no raise
-    assert any(r.exc_info and "status bar was deleted" in str(r.exc_info[1])
-               for r in caplog.records), caplog.text
+    assert any(
+        r.exc_info and "status bar was deleted" in str(r.exc_info[1]) for r in caplog.records
+    ), caplog.text
 
 
 async def test_a_restart_cancelled_while_waiting_for_the_previous_one_is_cancelled() -> None:

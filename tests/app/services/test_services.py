@@ -45,8 +45,9 @@ async def drain(events: AsyncIterator[AgentEvent]) -> list[AgentEvent]:
     return [e async for e in events]
 
 
-async def start_stalled_request(services: AppServices, session_id: str, words: str,
-                                after: int) -> asyncio.Future[None]:
+async def start_stalled_request(
+    services: AppServices, session_id: str, words: str, after: int
+) -> asyncio.Future[None]:
     """A request whose answer stalls after ``after`` chunks; returns once text is on screen."""
     services._simulator.enqueue(Reply(text=words, fault=Fault(FaultKind.STALL, after=after)))
     seen = asyncio.Event()
@@ -95,8 +96,9 @@ async def test_stop_records_why_keeps_the_draft_and_resume_clears_them(
 
 
 async def test_connection_drop_after_output_is_explained(services: AppServices) -> None:
-    services._simulator.enqueue(Reply(text="alpha beta gamma delta epsilon",
-                                      fault=Fault(FaultKind.DROP, after=3)))
+    services._simulator.enqueue(
+        Reply(text="alpha beta gamma delta epsilon", fault=Fault(FaultKind.DROP, after=3))
+    )
     session = await services.new_session()
     with pytest.raises(Exception) as caught:
         await drain(services.stream(session.id, "go"))
@@ -150,8 +152,12 @@ async def test_search_and_export(services: AppServices) -> None:
 
 async def test_crash_leaves_a_marker_that_becomes_crashed_with_the_draft(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    proc = subprocess.Popen([sys.executable, str(APP_CHILD), str(data)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(APP_CHILD), str(data)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout is not None
         session_id = proc.stdout.readline().strip()
@@ -191,8 +197,13 @@ def test_session_locks_exclude_each_other(tmp_path: Path) -> None:
 
 
 def test_settings_round_trip_and_unreadable_file(tmp_path: Path) -> None:
-    settings = Settings(provider_kind="openai", base_url="http://127.0.0.1:1/v1", model="m",
-                        system_prompt="Be kind.", api_key_env="MY_KEY")
+    settings = Settings(
+        provider_kind="openai",
+        base_url="http://127.0.0.1:1/v1",
+        model="m",
+        system_prompt="Be kind.",
+        api_key_env="MY_KEY",
+    )
     save_settings(tmp_path, settings)
     assert load_settings(tmp_path).settings == settings
     stored = json.loads((tmp_path / "settings.json").read_text())
@@ -219,8 +230,9 @@ async def test_no_provider_gives_a_clear_error(tmp_path: Path) -> None:
     await svc.close()
 
 
-async def test_a_request_keeps_a_lock_the_window_already_held(services: AppServices,
-                                                              tmp_path: Path) -> None:
+async def test_a_request_keeps_a_lock_the_window_already_held(
+    services: AppServices, tmp_path: Path
+) -> None:
     session = await services.new_session()
     assert services.try_lock_session(session.id)  # the window opened the conversation
     await drain(services.stream(session.id, "hello"))

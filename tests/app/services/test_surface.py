@@ -18,12 +18,19 @@ def ui_imports_of_app() -> list[tuple[str, str, str]]:
     found = []
     for path in sorted(UI.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and (
-                    node.module == "app" or node.module.startswith("app.")):
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.level == 0
+                and node.module
+                and (node.module == "app" or node.module.startswith("app."))
+            ):
                 found += [(path.name, node.module, alias.name) for alias in node.names]
             elif isinstance(node, ast.Import):
-                found += [(path.name, alias.name, "") for alias in node.names
-                          if alias.name == "app" or alias.name.startswith("app.")]
+                found += [
+                    (path.name, alias.name, "")
+                    for alias in node.names
+                    if alias.name == "app" or alias.name.startswith("app.")
+                ]
     return found
 
 

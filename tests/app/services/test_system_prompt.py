@@ -28,17 +28,23 @@ async def sim() -> AsyncIterator[Simulator]:
     await simulator.stop()
 
 
-async def services_for(tmp_path: Path, sim: Simulator, kind: str, prompt: str,
-                       monkeypatch: pytest.MonkeyPatch) -> AppServices:
+async def services_for(
+    tmp_path: Path, sim: Simulator, kind: str, prompt: str, monkeypatch: pytest.MonkeyPatch
+) -> AppServices:
     # A key from a variable of the test's own: the keyring is never consulted.
     monkeypatch.setenv("CONTINUUM_TEST_SYSTEM_PROMPT_KEY", "sk-test-not-a-real-key")
     services = AppServices(tmp_path / "data")
     await services.open()
     base_url = sim.openai_base_url if kind == "openai" else sim.base_url
-    services.save_settings(Settings(
-        provider_kind=kind, base_url=base_url, model="sim-echo",  # type: ignore[arg-type]
-        system_prompt=prompt, api_key_env="CONTINUUM_TEST_SYSTEM_PROMPT_KEY",
-    ))
+    services.save_settings(
+        Settings(
+            provider_kind=kind,
+            base_url=base_url,
+            model="sim-echo",  # type: ignore[arg-type]
+            system_prompt=prompt,
+            api_key_env="CONTINUUM_TEST_SYSTEM_PROMPT_KEY",
+        )
+    )
     await services.configure_model()
     return services
 
@@ -56,7 +62,10 @@ def system_of(body: dict[str, Any], kind: str) -> str | None:
 
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
 async def test_settings_system_prompt_is_sent_on_send_and_on_resume(
-    kind: str, sim: Simulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    kind: str,
+    sim: Simulator,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     services = await services_for(tmp_path, sim, kind, PROMPT, monkeypatch)
     try:
@@ -77,17 +86,24 @@ async def test_settings_system_prompt_is_sent_on_send_and_on_resume(
 
 
 async def test_a_changed_prompt_is_used_by_the_next_request_and_an_empty_one_sends_none(
-    sim: Simulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    sim: Simulator,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     services = await services_for(tmp_path, sim, "openai", "First prompt.", monkeypatch)
     try:
         session = (await services.new_session()).id
         [e async for e in services.stream(session, "one")]
         assert system_of(sim.model_requests()[-1].json(), "openai") == "First prompt."
-        services.save_settings(Settings(
-            provider_kind="openai", base_url=sim.openai_base_url, model="sim-echo",
-            system_prompt="   ", api_key_env="CONTINUUM_TEST_SYSTEM_PROMPT_KEY",
-        ))
+        services.save_settings(
+            Settings(
+                provider_kind="openai",
+                base_url=sim.openai_base_url,
+                model="sim-echo",
+                system_prompt="   ",
+                api_key_env="CONTINUUM_TEST_SYSTEM_PROMPT_KEY",
+            )
+        )
         [e async for e in services.stream(session, "two")]
         assert system_of(sim.model_requests()[-1].json(), "openai") is None
     finally:

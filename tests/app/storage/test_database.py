@@ -30,10 +30,13 @@ from app.storage.database import Database, check, check_read_only, migrate, scal
 from app.storage.schema import APPLICATION_ID, CONVERSATIONS, SCHEMA_VERSION, Schema
 
 # A small schema of our own for the migration table: two steps.
-TWO_STEPS = Schema(APPLICATION_ID, (
-    ("CREATE TABLE a (x INTEGER)",),
-    ("CREATE TABLE b (y INTEGER)", "INSERT INTO a(x) VALUES (1)"),
-))
+TWO_STEPS = Schema(
+    APPLICATION_ID,
+    (
+        ("CREATE TABLE a (x INTEGER)",),
+        ("CREATE TABLE b (y INTEGER)", "INSERT INTO a(x) VALUES (1)"),
+    ),
+)
 
 
 @contextlib.contextmanager
@@ -51,8 +54,10 @@ def digest(path: Path) -> str:
 
 def pragmas(path: Path) -> tuple[int, int]:
     with plain(path) as conn:
-        return (int(conn.execute("PRAGMA user_version").fetchone()[0]),
-                int(conn.execute("PRAGMA application_id").fetchone()[0]))
+        return (
+            int(conn.execute("PRAGMA user_version").fetchone()[0]),
+            int(conn.execute("PRAGMA application_id").fetchone()[0]),
+        )
 
 
 def tables(path: Path) -> set[str]:
@@ -90,6 +95,7 @@ def ours_at(version: int) -> Callable[[Path], None]:
             conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
             conn.execute(f"PRAGMA user_version={version}")
             conn.execute("COMMIT")
+
     return make
 
 
@@ -111,8 +117,10 @@ def damaged_page(path: Path) -> None:
     ours_at(SCHEMA_VERSION)(path)
     with plain(path) as conn:
         conn.execute("BEGIN")
-        conn.executemany("INSERT INTO sessions(id, created_at, updated_at) VALUES (?, 0, 0)",
-                         [(f"session-{i:05d}",) for i in range(2000)])
+        conn.executemany(
+            "INSERT INTO sessions(id, created_at, updated_at) VALUES (?, 0, 0)",
+            [(f"session-{i:05d}",) for i in range(2000)],
+        )
         conn.execute("COMMIT")
         page_size = int(conn.execute("PRAGMA page_size").fetchone()[0])
     size = path.stat().st_size

@@ -181,7 +181,13 @@ async def test_append_returns_contiguous_seqs_from_one(store: SessionStore) -> N
     # Sequences are per session.
     assert await store.append("s2", "r3", UserMessage("other")) == 1
     assert [m.content for m in await store.load("s1")] == [  # type: ignore[union-attr]
-        "m0", "m1", "m2", "m3", "m4", "a", "b"
+        "m0",
+        "m1",
+        "m2",
+        "m3",
+        "m4",
+        "a",
+        "b",
     ]
 
 
@@ -211,7 +217,9 @@ async def test_every_message_type_round_trips_exactly(store: SessionStore, text:
     assert isinstance(assistant, AssistantMessage)
     assert assistant.stop_reason is StopReason.MAX_OUTPUT
     assert assistant.tool_calls[0].arguments_dict() == {
-        "q": text, "nested": [text, {"k": text}], "n": 1
+        "q": text,
+        "nested": [text, {"k": text}],
+        "n": 1,
     }
     assert loaded[3].stop_reason == "some_future_reason"  # type: ignore[union-attr]
 
@@ -436,7 +444,9 @@ async def test_tail_query_uses_the_session_seq_index_backwards(
     control = query_plan(db_path, _TAIL.replace("ORDER BY seq", "ORDER BY created_at"), ("a", 5))
     assert not reads_only_the_index_end(control), control
     assert [m.content for m in await sqlite_store.tail("a", 3)] == [  # type: ignore[union-attr]
-        "197", "198", "199"
+        "197",
+        "198",
+        "199",
     ]
 
 
@@ -713,9 +723,22 @@ async def test_readonly_file_in_readonly_folder(
         # in a child without capabilities, where file permissions apply as for a user.
         assert shutil.which("setpriv"), "setpriv (util-linux) is needed to drop root's capabilities"
         result = subprocess.run(
-            ["setpriv", "--bounding-set=-all", "--inh-caps=-all", sys.executable, "-m", "pytest",
-             "-q", "-p", "no:cacheprovider", f"{request.node.path}::{request.node.name}"],
-            capture_output=True, text=True, timeout=300, cwd=request.config.rootpath,
+            [
+                "setpriv",
+                "--bounding-set=-all",
+                "--inh-caps=-all",
+                sys.executable,
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                f"{request.node.path}::{request.node.name}",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=request.config.rootpath,
         )
         assert result.returncode == 0 and "1 passed" in result.stdout, result.stdout[-3000:]
         return
@@ -866,9 +889,7 @@ async def test_memory_stores_have_distinct_lock_keys(make_store: StoreFactory) -
     assert await one.load("s") == [UserMessage("only in one")]
 
 
-async def test_use_after_close_raises_storage_error(
-    make_store: StoreFactory, db_path: str
-) -> None:
+async def test_use_after_close_raises_storage_error(make_store: StoreFactory, db_path: str) -> None:
     store = make_store(db_path)
     await store.append("s", "r", UserMessage("x"))
     await store.close()

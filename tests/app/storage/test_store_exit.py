@@ -32,8 +32,9 @@ def test_process_exits_without_closing_a_referenced_store(tmp_path: Path) -> Non
         asyncio.run(main())
         """
     )
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                            timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "appended"
     with sqlite3.connect(db) as conn:

@@ -23,8 +23,10 @@ async def test_a_read_does_not_see_rows_a_failed_commit_rolls_back(tmp_path: Pat
 
     def failing_commit(sql: str, *args: Any, **kwargs: Any) -> Any:
         if sql == "COMMIT":  # what a full disk does at commit time
+
             async def fail() -> None:
                 raise sqlite3.OperationalError("database or disk is full")
+
             return fail()
         return original(sql, *args, **kwargs)
 

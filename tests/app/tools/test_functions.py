@@ -83,7 +83,8 @@ def test_schema_from_type_hints_and_docstring() -> None:
     assert properties["text"] == {"type": "string", "description": "Some text."}
     assert properties["count"] == {"type": "integer", "description": "How many."}
     assert properties["ratio"] == {
-        "type": "number", "description": "A ratio that needs two lines to explain."
+        "type": "number",
+        "description": "A ratio that needs two lines to explain.",
     }
     assert properties["flag"] == {"type": "boolean"}
     assert properties["tags"] == {"type": "array", "items": {"type": "string"}}
@@ -93,19 +94,42 @@ def test_schema_from_type_hints_and_docstring() -> None:
     assert properties["size"] == {"enum": [1, 2]}
     assert properties["mode"] == {"enum": ["fast", "slow"], "default": "fast"}
     assert properties["limit"] == {
-        "anyOf": [{"type": "integer"}, {"type": "null"}], "default": None
+        "anyOf": [{"type": "integer"}, {"type": "null"}],
+        "default": None,
     }
     assert properties["note"] == {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None}
     assert properties["described"] == {
-        "type": "string", "description": "described by Annotated", "default": "x"
+        "type": "string",
+        "description": "described by Annotated",
+        "default": "x",
     }
     assert properties["untyped"] == {"description": "Anything goes.", "default": 3}
     assert list(properties) == [
-        "text", "count", "ratio", "flag", "tags", "options", "mapping", "color", "size",
-        "mode", "limit", "note", "described", "untyped",
+        "text",
+        "count",
+        "ratio",
+        "flag",
+        "tags",
+        "options",
+        "mapping",
+        "color",
+        "size",
+        "mode",
+        "limit",
+        "note",
+        "described",
+        "untyped",
     ]
     assert spec.parameters["required"] == [
-        "text", "count", "ratio", "flag", "tags", "options", "mapping", "color", "size"
+        "text",
+        "count",
+        "ratio",
+        "flag",
+        "tags",
+        "options",
+        "mapping",
+        "color",
+        "size",
     ]
     assert "Returns" not in json.dumps(spec.parameters)
     json.dumps(spec.parameters)  # the schema is plain JSON
@@ -396,8 +420,14 @@ class Recorder:
         ) -> str:
             """Scale a value."""
             self.calls.append(
-                {"value": value, "times": times, "labels": labels, "color": color,
-                 "mode": mode, "size": size}
+                {
+                    "value": value,
+                    "times": times,
+                    "labels": labels,
+                    "color": color,
+                    "mode": mode,
+                    "size": size,
+                }
             )
             return "ok"
 
@@ -417,7 +447,7 @@ class Recorder:
         ({"value": 1, "times": None}, "argument 'times' should be an integer, got null"),
         ({"value": 1, "times": 1, "labels": "a"}, "argument 'labels'"),
         ({"value": 1, "times": 1, "labels": ["a", 2]}, "argument 'labels'"),
-        ({"value": 1, "times": 1, "color": "blue"}, 'argument \'color\' should be one of "red"'),
+        ({"value": 1, "times": 1, "color": "blue"}, "argument 'color' should be one of \"red\""),
         ({"value": 1, "times": 1, "mode": "sideways"}, "argument 'mode' should be one of"),
         ({"value": 1, "times": 1, "size": 3}, "argument 'size' should be one of 1, 2 or null"),
     ],
@@ -444,8 +474,14 @@ async def test_good_arguments_reach_the_function_converted() -> None:
     assert await invoke(scale, value=1, times=1, labels=None, size=None) == ToolResult("ok", True)
     assert recorder.calls == [
         {"value": 2, "times": 3, "labels": None, "color": Color.RED, "mode": "up", "size": None},
-        {"value": 0.5, "times": 1, "labels": ["a", "b"], "color": Color.GREEN, "mode": "down",
-         "size": Size.LARGE},
+        {
+            "value": 0.5,
+            "times": 1,
+            "labels": ["a", "b"],
+            "color": Color.GREEN,
+            "mode": "down",
+            "size": Size.LARGE,
+        },
         {"value": 1, "times": 1, "labels": None, "color": Color.RED, "mode": "up", "size": None},
     ]
     assert recorder.calls[1]["color"] is Color.GREEN  # the member, not the raw string

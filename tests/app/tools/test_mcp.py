@@ -39,8 +39,9 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def config(state: Path, *, name: str = "fixture", call_timeout: float = 10.0) -> McpServerConfig:
-    return McpServerConfig(name, sys.executable, (str(SERVER), str(state)),
-                           call_timeout=call_timeout)
+    return McpServerConfig(
+        name, sys.executable, (str(SERVER), str(state)), call_timeout=call_timeout
+    )
 
 
 def calls(state: Path) -> list[str]:
@@ -88,7 +89,9 @@ async def test_lists_tools_and_calls_them(tmp_path: Path) -> None:
         assert (await invoke(source, "fixture__add", a=2, b=3)).content == "5"
         assert (await invoke(source, "fixture__dotted_name")).content == "dotted ok"
         picture = await invoke(source, "fixture__picture")
-        assert picture.success and picture.content.startswith("a red dot\n[image content, image/png")
+        assert picture.success and picture.content.startswith(
+            "a red dot\n[image content, image/png"
+        )
         bad = await invoke(source, "fixture__add", a="two", b=3)
         assert not bad.success and "Invalid arguments" in bad.content
 
@@ -122,7 +125,10 @@ async def test_hang_times_out_in_bounded_time(tmp_path: Path) -> None:
         result = await invoke(source, "fixture__hang")
         assert time.monotonic() - started < 3
         assert not result.success
-        assert "stopped responding while running 'hang' (no answer within 0.5 seconds)" in result.content
+        assert (
+            "stopped responding while running 'hang' (no answer within 0.5 seconds)"
+            in result.content
+        )
         # The server itself still answers other calls.
         assert (await invoke(source, "fixture__echo", text="x")).content == "echo: x"
 
@@ -155,8 +161,12 @@ async def test_aclose_leaves_no_child_process(tmp_path: Path) -> None:
 
 
 async def test_bad_command_is_a_clear_error(tmp_path: Path) -> None:
-    source = McpToolSource(McpServerConfig("broken", sys.executable, ("-c", "import sys; sys.exit(3)")))
-    with pytest.raises(McpServerError, match="'broken' could not be started.*check its command in Settings"):
+    source = McpToolSource(
+        McpServerConfig("broken", sys.executable, ("-c", "import sys; sys.exit(3)"))
+    )
+    with pytest.raises(
+        McpServerError, match="'broken' could not be started.*check its command in Settings"
+    ):
         await source.start()
     missing = McpToolSource(McpServerConfig("missing", str(tmp_path / "no-such-program")))
     with pytest.raises(McpServerError, match="'missing' could not be started"):
@@ -166,12 +176,15 @@ async def test_bad_command_is_a_clear_error(tmp_path: Path) -> None:
 async def test_call_through_agent_on_sqlite(tmp_path: Path) -> None:
     storage = SQLiteSessionExtension(str(tmp_path / "chat.sqlite"))
     async with McpToolSource(config(tmp_path)) as source:
-        model = ScriptedModel([
-            tool_step(ToolCall("call_1", "fixture__record", {"note": "hello"})),
-            text_step("Recorded."),
-        ])
-        agent = await Agent.create(model, AgentRunConfig("mcp"), tools=list(source.tools),
-                                   extensions=[storage])
+        model = ScriptedModel(
+            [
+                tool_step(ToolCall("call_1", "fixture__record", {"note": "hello"})),
+                text_step("Recorded."),
+            ]
+        )
+        agent = await Agent.create(
+            model, AgentRunConfig("mcp"), tools=list(source.tools), extensions=[storage]
+        )
         assert (await agent.run("Record hello")).content == "Recorded."
         history = await agent.history()
         assert ToolMessage("call_1", "fixture__record", "recorded hello") in history
@@ -205,7 +218,9 @@ async def test_kill9_during_mcp_call_recovers_without_calling_again(tmp_path: Pa
     state = tmp_path / "server"
     proc = subprocess.Popen(
         [sys.executable, "-c", CHILD, db, str(SERVER), str(state)],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     server_pid = None
     try:
@@ -233,15 +248,18 @@ async def test_kill9_during_mcp_call_recovers_without_calling_again(tmp_path: Pa
     storage = SQLiteSessionExtension(db)
     async with McpToolSource(config(state)) as source:
         model = ScriptedModel([text_step("It may or may not have been recorded; checking first.")])
-        agent = await Agent.create(model, AgentRunConfig("mcp-crash"), tools=list(source.tools),
-                                   extensions=[storage])
+        agent = await Agent.create(
+            model, AgentRunConfig("mcp-crash"), tools=list(source.tools), extensions=[storage]
+        )
         point = await agent.resume_point()
         assert point is not None and point.kind is ResumeKind.RECOVER_TOOLS
         assert [c.id for c in point.unanswered_tool_calls] == ["call_m"]
         reply = await agent.resume()
         assert reply.content.startswith("It may or may not")
         history = await agent.history()
-        assert ToolMessage("call_m", "fixture__record_and_wait", RECOVERED_TOOL_TEXT,
-                           success=False) in history
+        assert (
+            ToolMessage("call_m", "fixture__record_and_wait", RECOVERED_TOOL_TEXT, success=False)
+            in history
+        )
     assert calls(state) == ["record_and_wait once"]  # resume never called the MCP tool again
     await storage.storage.close()

@@ -99,8 +99,9 @@ async def services(tmp_path: Path) -> AsyncIterator[AppServices]:
 async def start_and_stop(services: AppServices, gate: Gate, session: str) -> asyncio.Task[None]:
     """Send a message whose answer runs the slow tool; Stop once it runs. Returns the task."""
     services.client.tools = (gate.tool(),)
-    services.client.model = ScriptedModel([
-        tool_step(ToolCall("w1", "slow_write", {"text": "hello"})), text_step("unreachable")])
+    services.client.model = ScriptedModel(
+        [tool_step(ToolCall("w1", "slow_write", {"text": "hello"})), text_step("unreachable")]
+    )
 
     async def consume() -> None:
         async for _ in services.stream(session, "write it"):
@@ -117,8 +118,9 @@ async def answer_of(services: AppServices, session: str) -> ToolMessage:
     return answer
 
 
-async def check_resume_does_not_run_it_again(services: AppServices, session: str,
-                                             gate: Gate) -> None:
+async def check_resume_does_not_run_it_again(
+    services: AppServices, session: str, gate: Gate
+) -> None:
     info = await services.resume_info(session)
     assert info.point is not None and info.point.kind is ResumeKind.CALL_MODEL
     assert info.stop is not None and info.stop.kind is StopKind.STOPPED
@@ -132,7 +134,10 @@ async def check_resume_does_not_run_it_again(services: AppServices, session: str
 
 
 async def test_stop_while_a_sync_tool_finishes_within_the_grace_reports_its_result(
-    services: AppServices, tmp_path: Path, watch: GraceWatch, monkeypatch: pytest.MonkeyPatch,
+    services: AppServices,
+    tmp_path: Path,
+    watch: GraceWatch,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(app.tools.functions, "STOP_GRACE", BOUND)  # ends as soon as the thread does
     gate = Gate(tmp_path / "note.txt")
@@ -150,7 +155,10 @@ async def test_stop_while_a_sync_tool_finishes_within_the_grace_reports_its_resu
 
 
 async def test_stop_while_a_sync_tool_keeps_running_says_it_may_still_complete(
-    services: AppServices, tmp_path: Path, watch: GraceWatch, monkeypatch: pytest.MonkeyPatch,
+    services: AppServices,
+    tmp_path: Path,
+    watch: GraceWatch,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(app.tools.functions, "STOP_GRACE", 0.0)  # Stop answers at once
     gate = Gate(tmp_path / "note.txt")
@@ -172,7 +180,10 @@ async def test_stop_while_a_sync_tool_keeps_running_says_it_may_still_complete(
 
 @pytest.mark.parametrize("finishes_in_grace", [False, True])
 async def test_a_timed_out_sync_tool_says_what_really_happened(
-    tmp_path: Path, watch: GraceWatch, monkeypatch: pytest.MonkeyPatch, finishes_in_grace: bool,
+    tmp_path: Path,
+    watch: GraceWatch,
+    monkeypatch: pytest.MonkeyPatch,
+    finishes_in_grace: bool,
 ) -> None:
     monkeypatch.setattr(app.tools.functions, "STOP_GRACE", BOUND if finishes_in_grace else 0.0)
     gate = Gate(tmp_path / "note.txt")
@@ -196,12 +207,15 @@ async def test_a_timed_out_sync_tool_says_what_really_happened(
 
 
 async def test_a_sync_tool_that_fails_after_stop_says_so(
-    tmp_path: Path, watch: GraceWatch, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    watch: GraceWatch,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(app.tools.functions, "STOP_GRACE", BOUND)
     gate = Gate(tmp_path / "missing-folder" / "note.txt")  # the write will fail
     running = asyncio.ensure_future(
-        gate.tool().invoke(ToolCall("t1", "slow_write", {"text": "hi"})))
+        gate.tool().invoke(ToolCall("t1", "slow_write", {"text": "hi"}))
+    )
     await gate.wait(gate.entered)
     running.cancel()
     await gate.wait(watch.waiting)

@@ -47,8 +47,15 @@ def layout(tmp_path: Path) -> tuple[Workspace, Path]:
     return Workspace(root), outside
 
 
-@pytest.mark.parametrize("path", ["../outside/secret.txt", "sub/../../outside/secret.txt",
-                                  "link_to_secret", "link_to_outside/secret.txt"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "../outside/secret.txt",
+        "sub/../../outside/secret.txt",
+        "link_to_secret",
+        "link_to_outside/secret.txt",
+    ],
+)
 def test_reads_cannot_leave_the_workspace(layout: tuple[Workspace, Path], path: str) -> None:
     workspace, _ = layout
     with pytest.raises(WorkspaceError, match="workspace"):
@@ -64,8 +71,10 @@ def test_absolute_paths_only_inside(layout: tuple[Workspace, Path]) -> None:
     assert workspace.read_file(str(workspace.root / "notes.txt")) == "hello\nworld\n"
 
 
-@pytest.mark.parametrize("path", ["../escape.txt", "link_to_outside/new.txt", "link_to_secret",
-                                  "/tmp/escape-continuum.txt"])
+@pytest.mark.parametrize(
+    "path",
+    ["../escape.txt", "link_to_outside/new.txt", "link_to_secret", "/tmp/escape-continuum.txt"],
+)
 def test_writes_cannot_leave_the_workspace(layout: tuple[Workspace, Path], path: str) -> None:
     workspace, outside = layout
     with pytest.raises(WorkspaceError):
@@ -130,13 +139,18 @@ async def test_an_escape_through_the_agent_is_a_failed_result(
 ) -> None:
     workspace, outside = layout
     storage = SQLiteSessionExtension(tmp_path / "db.sqlite")
-    model = ScriptedModel([
-        tool_step(ToolCall("r", "read_file", {"path": "../outside/secret.txt"}),
-                  ToolCall("w", "write_file", {"path": "link_to_outside/x.txt", "content": "x"})),
-        text_step("I cannot reach that file."),
-    ])
-    agent = await Agent.create(model, AgentRunConfig("s"), tools=workspace.tools(),
-                               extensions=[storage])
+    model = ScriptedModel(
+        [
+            tool_step(
+                ToolCall("r", "read_file", {"path": "../outside/secret.txt"}),
+                ToolCall("w", "write_file", {"path": "link_to_outside/x.txt", "content": "x"}),
+            ),
+            text_step("I cannot reach that file."),
+        ]
+    )
+    agent = await Agent.create(
+        model, AgentRunConfig("s"), tools=workspace.tools(), extensions=[storage]
+    )
     await agent.run("read the secret")
     results = {m.tool_call_id: m for m in model.requests[1].messages if isinstance(m, ToolMessage)}
     assert not results["r"].success and "'..'" in results["r"].content

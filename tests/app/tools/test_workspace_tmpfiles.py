@@ -42,8 +42,11 @@ def test_a_write_killed_midway_leaves_nothing_the_model_sees(tmp_path: Path) -> 
     (root / "sub" / "big.txt").write_text("old text")
     workspace = Workspace(root)
     child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(root)], cwd=REPO, stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(REPO)},
+        [sys.executable, "-c", CHILD, str(root)],
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     try:
         assert child.stdout is not None
@@ -71,8 +74,12 @@ def test_a_write_killed_midway_leaves_nothing_the_model_sees(tmp_path: Path) -> 
 
 def dead_pid() -> int:
     """The pid of a child that has exited and been reaped."""
-    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return int(done.stdout)
 
 
@@ -87,15 +94,18 @@ def test_a_write_into_the_folder_also_removes_abandoned_files(tmp_path: Path) ->
     assert workspace.list_directory() == "a.txt (4 bytes)"
 
 
-@pytest.mark.parametrize("name", [".continuum-123-0123456789ab.tmp", ".continuum-x1y2z3.tmp",
-                                  "sub/.continuum-1-ab.tmp"])
+@pytest.mark.parametrize(
+    "name", [".continuum-123-0123456789ab.tmp", ".continuum-x1y2z3.tmp", "sub/.continuum-1-ab.tmp"]
+)
 def test_temporary_names_are_never_targets(tmp_path: Path, name: str) -> None:
     (tmp_path / "sub").mkdir()
     (tmp_path / name).write_text("someone's partial write")
     workspace = Workspace(tmp_path)
-    for attempt in (lambda: workspace.read_file(name),
-                    lambda: workspace.write_file(name, "x"),
-                    lambda: workspace.edit_file(name, "partial", "x")):
+    for attempt in (
+        lambda: workspace.read_file(name),
+        lambda: workspace.write_file(name, "x"),
+        lambda: workspace.edit_file(name, "partial", "x"),
+    ):
         with pytest.raises(WorkspaceError, match="temporary files.*choose another file name"):
             attempt()
     assert (tmp_path / name).read_text() == "someone's partial write"
@@ -104,17 +114,26 @@ def test_temporary_names_are_never_targets(tmp_path: Path, name: str) -> None:
 ALIVE, DEAD = {1, 4242}, {777}
 
 
-@pytest.mark.parametrize(("name", "age", "stale"), [
-    ("notes.txt", 10**9, False),                         # not ours, whatever its age
-    (".continuum-777-0123456789ab.tmp", 0.0, True),      # its writer is dead
-    (".continuum-4242-0123456789ab.tmp", 10**9, False),  # another live process: kept
-    (".continuum-100-0123456789ab.tmp", 0.0, False),     # this process, a write in progress
-    (".continuum-100-ffffffffffff.tmp", 0.0, True),      # this pid, but no write of ours
-    (".continuum-a1b2c3d4.tmp", 60.0, False),            # an older version's name: by age
-    (".continuum-a1b2c3d4.tmp", 7200.0, True),
-])
+@pytest.mark.parametrize(
+    ("name", "age", "stale"),
+    [
+        ("notes.txt", 10**9, False),  # not ours, whatever its age
+        (".continuum-777-0123456789ab.tmp", 0.0, True),  # its writer is dead
+        (".continuum-4242-0123456789ab.tmp", 10**9, False),  # another live process: kept
+        (".continuum-100-0123456789ab.tmp", 0.0, False),  # this process, a write in progress
+        (".continuum-100-ffffffffffff.tmp", 0.0, True),  # this pid, but no write of ours
+        (".continuum-a1b2c3d4.tmp", 60.0, False),  # an older version's name: by age
+        (".continuum-a1b2c3d4.tmp", 7200.0, True),
+    ],
+)
 def test_the_stale_rule(name: str, age: float, stale: bool) -> None:
-    assert temporary_is_stale(
-        name, age=age, own_pid=100, own_active={".continuum-100-0123456789ab.tmp"},
-        pid_alive=lambda pid: pid in ALIVE or pid not in DEAD,
-    ) is stale
+    assert (
+        temporary_is_stale(
+            name,
+            age=age,
+            own_pid=100,
+            own_active={".continuum-100-0123456789ab.tmp"},
+            pid_alive=lambda pid: pid in ALIVE or pid not in DEAD,
+        )
+        is stale
+    )

@@ -6,6 +6,7 @@
 
 OUT_DIR defaults to this script's folder.
 """
+
 import asyncio
 import os
 import signal
@@ -32,16 +33,28 @@ app = QApplication([])
 loop = ContinuumEventLoop(app)
 asyncio.set_event_loop(loop)
 
+
 def read_note(path: str) -> str:
     """Read a note from the workspace."""
     return f"# Notes\n- buy milk\n- call Ada ({path})"
+
 
 def kill_mid_tool(data: Path, log: Path) -> None:
     """Run the real app (tests/crash/window_child.py) until its tool is running; SIGKILL it."""
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(ROOT))
     proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "crash" / "window_child.py"), str(data), "mid_tool",
-         str(log)], stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+        [
+            sys.executable,
+            str(ROOT / "tests" / "crash" / "window_child.py"),
+            str(data),
+            "mid_tool",
+            str(log),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
     assert proc.stdout is not None
     for line in proc.stdout:
         if line.startswith("IN_TOOL"):
@@ -51,37 +64,58 @@ def kill_mid_tool(data: Path, log: Path) -> None:
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(10)
 
+
 async def shot(window, name):
     await asyncio.sleep(0.3)
     window.grab().save(str(OUT / name))
 
+
 async def main():
     import tempfile
+
     tmp = Path(tempfile.mkdtemp())
     w = await open_window(tmp / "welcome", None)
     await asyncio.sleep(1.0)
     await shot(w, "welcome.png")
     await close_window(w)
     async with Simulator() as sim:
-        answer = ("Sure — here is a **small** example:\n\n```python\ndef greet(name: str) -> str:\n"
-                  "    return f\"Hello, {name}!\"\n\nprint(greet(\"Ada\"))\n```\n\n"
-                  "It defines a function and calls it. See [the docs](https://docs.python.org).\n")
+        answer = (
+            "Sure — here is a **small** example:\n\n```python\ndef greet(name: str) -> str:\n"
+            '    return f"Hello, {name}!"\n\nprint(greet("Ada"))\n```\n\n'
+            "It defines a function and calls it. See [the docs](https://docs.python.org).\n"
+        )
         sim.enqueue(Reply(text=answer, tokens_per_second=25))
         w = await open_window(tmp / "chat", sim.openai_base_url)
         w.controller.send("Show me a Python function")
-        await until(lambda: w.transcript_model.streaming_item is not None and len(w.transcript_model.streaming_item.text) > 90, within=20)
+        await until(
+            lambda: (
+                w.transcript_model.streaming_item is not None
+                and len(w.transcript_model.streaming_item.text) > 90
+            ),
+            within=20,
+        )
         await shot(w, "streaming.png")
         await until(lambda: not w.controller.busy, within=30)
         await shot(w, "answer_code.png")
         sim.enqueue(Reply(tokens=2000, tokens_per_second=150))
         w.controller.send("Now tell me a long story")
-        await until(lambda: w.transcript_model.streaming_item is not None and len(w.transcript_model.streaming_item.text) > 200, within=20)
+        await until(
+            lambda: (
+                w.transcript_model.streaming_item is not None
+                and len(w.transcript_model.streaming_item.text) > 200
+            ),
+            within=20,
+        )
         w.controller.stop()
         await until(lambda: w.resume_bar.isVisible(), within=10)
         await shot(w, "resume_bar_after_stop.png")
         await close_window(w)
-        sim.enqueue(Reply(text="Let me read it.", tool_calls=(SimToolCall("read_note", {"path": "notes.md"}),)),
-                    Reply(text="Your notes say to **buy milk** and **call Ada**."))
+        sim.enqueue(
+            Reply(
+                text="Let me read it.", tool_calls=(SimToolCall("read_note", {"path": "notes.md"}),)
+            ),
+            Reply(text="Your notes say to **buy milk** and **call Ada**."),
+        )
         w = await open_window(tmp / "tools", sim.openai_base_url)
         w.services.client.tools = (as_tool(read_note),)
         w.controller.send("What is in notes.md?")
@@ -96,10 +130,21 @@ async def main():
         folder.mkdir()
         w = await open_window(tmp / "approval", sim.openai_base_url)
         await w.set_workspace(str(folder))
-        sim.enqueue(Reply(text="I will save the plan in your project folder.", tool_calls=(
-            SimToolCall("write_file", {"path": "docs/plan.md", "content":
-                        "# Launch plan\n\n1. Freeze the API\n2. Write the release notes\n"
-                        "3. Tag v1.0\n"}),)))
+        sim.enqueue(
+            Reply(
+                text="I will save the plan in your project folder.",
+                tool_calls=(
+                    SimToolCall(
+                        "write_file",
+                        {
+                            "path": "docs/plan.md",
+                            "content": "# Launch plan\n\n1. Freeze the API\n2. Write the release notes\n"
+                            "3. Tag v1.0\n",
+                        },
+                    ),
+                ),
+            )
+        )
         w.controller.send("Save our launch plan as docs/plan.md")
         await until(w.approval_card.isVisible, within=20)
         await shot(w, "approval_card.png")
@@ -114,6 +159,7 @@ async def main():
     await until(w.resume_bar.isVisible, within=20)
     await shot(w, "interrupted_tool_card.png")
     await close_window(w)
+
 
 loop.run_until_complete(main())
 loop.close()

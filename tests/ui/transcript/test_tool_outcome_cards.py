@@ -28,22 +28,40 @@ def test_calls_that_never_started_do_not_show_as_failed(run: Any, tmp_path: Path
         services = await make_services(tmp_path, OFFLINE)
         session = await services.new_session("Stopped before tools")
         store = services.storage.storage
-        calls = (ToolCall("c1", "write_file", {"path": "a.txt"}),
-                 ToolCall("c2", "write_file", {"path": "b.txt"}),
-                 ToolCall("c3", "write_file", {"path": "c.txt"}),
-                 ToolCall("c4", "write_file", {"path": "d.txt"}))
+        calls = (
+            ToolCall("c1", "write_file", {"path": "a.txt"}),
+            ToolCall("c2", "write_file", {"path": "b.txt"}),
+            ToolCall("c3", "write_file", {"path": "c.txt"}),
+            ToolCall("c4", "write_file", {"path": "d.txt"}),
+        )
         await store.append(session.id, "r1", UserMessage("Write the files"))
         await store.append(session.id, "r1", AssistantMessage("", calls))
         # With the outcome recorded (the words do not matter then), and as saved before
         # outcomes existed (only the core's text says it never started).
-        await store.append(session.id, "r1", ToolMessage(
-            "c1", "write_file", "Stopped.", success=False, outcome=ToolOutcome.NOT_STARTED))
-        await store.append(session.id, "r1", ToolMessage(
-            "c2", "write_file", NOT_STARTED_TOOL_TEXT, success=False))
-        await store.append(session.id, "r1", ToolMessage(
-            "c3", "write_file", "disk on fire", success=False, outcome=ToolOutcome.FAILED))
-        await store.append(session.id, "r1", ToolMessage(
-            "c4", "write_file", "may have", success=False, outcome=ToolOutcome.MAY_HAVE_RUN))
+        await store.append(
+            session.id,
+            "r1",
+            ToolMessage(
+                "c1", "write_file", "Stopped.", success=False, outcome=ToolOutcome.NOT_STARTED
+            ),
+        )
+        await store.append(
+            session.id, "r1", ToolMessage("c2", "write_file", NOT_STARTED_TOOL_TEXT, success=False)
+        )
+        await store.append(
+            session.id,
+            "r1",
+            ToolMessage(
+                "c3", "write_file", "disk on fire", success=False, outcome=ToolOutcome.FAILED
+            ),
+        )
+        await store.append(
+            session.id,
+            "r1",
+            ToolMessage(
+                "c4", "write_file", "may have", success=False, outcome=ToolOutcome.MAY_HAVE_RUN
+            ),
+        )
         await services.close()
 
         window = await open_window(tmp_path, OFFLINE)
@@ -51,8 +69,12 @@ def test_calls_that_never_started_do_not_show_as_failed(run: Any, tmp_path: Path
             model = window.transcript_model
             await until(lambda: model.rowCount() == 5, what="the saved conversation")
             cards = [i for i in model.items() if i.kind is ItemKind.TOOL]
-            assert [c.state for c in cards] == [ToolState.NOT_RUN, ToolState.NOT_RUN,
-                                                ToolState.FAILED, ToolState.UNKNOWN]
+            assert [c.state for c in cards] == [
+                ToolState.NOT_RUN,
+                ToolState.NOT_RUN,
+                ToolState.FAILED,
+                ToolState.UNKNOWN,
+            ]
             for card in cards[:2]:
                 text = _card_text(window, card)
                 assert "did not run" in text and "failed" not in text, text

@@ -3,6 +3,8 @@
 * :mod:`app.tools.functions` — plain Python functions as tools (schema from type hints and
   docstrings, argument checks, sync tools in a worker thread); its public names are re-exported
   here, so ``from app.tools import tool`` keeps working.
+* :mod:`app.tools.schema` — the JSON schema of a function's parameters (type hints, docstring)
+  and the checks of the model's arguments against it.
 * :mod:`app.tools.workspace` — file tools confined to a workspace folder the person picked.
 * :mod:`app.tools.mcp` — tools offered by MCP servers over stdio (the optional ``mcp`` package).
 """

@@ -9,28 +9,10 @@ unless it stays inside the workspace:
   workspace, so no link can lead out of it;
 * reads and writes have size limits, and binary files are refused with a clear message.
 
-**The check and the use are the same object** (POSIX). A path is never checked as a string and
-then handed to the OS again, because another process could swap a folder of it for a symlink in
-between. Instead every component is opened relative to its parent's directory descriptor,
-starting from the workspace folder, with ``O_NOFOLLOW | O_DIRECTORY``; a component that is a link
-is read with ``readlink`` and its target is walked the same way (inside the workspace, at most 40
-links), so the OS itself never follows a link. The file is then created (``O_CREAT | O_EXCL |
-O_NOFOLLOW``), renamed (``src_dir_fd``/``dst_dir_fd``), read (``O_NOFOLLOW``) or listed
-(``os.scandir(fd)``) through the descriptor of the folder that was walked; a name swapped for a
-link after the walk is refused rather than followed. Where ``dir_fd`` is not supported (Windows)
-the same walk runs over paths instead of descriptors: the checks are identical, but a swap between
-a check and the use is not prevented there. (A process that can *move* a folder of the workspace
-elsewhere while a tool holds it open can also move the file afterwards; that is out of reach.)
-
-**Writes are atomic**: the content goes to a temporary file ``.continuum-<pid>-<random>.tmp`` in the
-target's folder, is flushed to disk and renamed over the target, and the folder is flushed. Those
-names are Continuum's own: ``list_directory`` never shows them and no tool accepts one as a path.
-A writer killed mid-write leaves one behind; it is removed, when that folder is next listed or
-written to, only if it is certainly abandoned: the pid in its name is not a live process, or it is
-this process's own pid but no write of this process is using it (a pid reused after a crash). A
-file whose pid belongs to another live process is kept, even if that pid was reused, because it
-might be that process's write in progress. Names without a pid (from older versions) are removed
-once they are an hour old. Where a pid cannot be probed safely (Windows) files with a pid are kept.
+This module owns the tools and their messages. The walk that checks and uses a path as one
+object (descriptors, ``O_NOFOLLOW``, the path fallback where ``dir_fd`` is missing) and the atomic
+write live in :mod:`app.tools.sandbox`; Continuum's temporary files (never listed, never a target,
+removed once certainly abandoned) in :mod:`app.tools.tempfiles`.
 
 **Text that is not Unicode**: a lone UTF-16 surrogate (half of an emoji, from a broken escape) has
 no UTF-8 form. ``write_file``/``edit_file`` store it as U+FFFD and say in their result how many were
@@ -47,91 +29,18 @@ import contextlib
 import errno
 import logging
 import os
-import re
-import secrets
 import stat
-import threading
-import time
-from collections import deque
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from pathlib import Path, PurePath
+from pathlib import Path
 
 from ..errors import WorkspaceError
+from . import tempfiles
 from .functions import FunctionTool, as_tool
+from .sandbox import Dir, Found, Sandbox, _Missing, _Outside
+from .tempfiles import is_temporary_name, temporary_is_stale
 
 __all__ = ["Workspace", "WorkspaceError", "is_temporary_name", "temporary_is_stale"]
 
 log = logging.getLogger(__name__)
-
-_FD_WALK = (
-    all(
-        f in os.supports_dir_fd
-        for f in (os.open, os.stat, os.mkdir, os.readlink, os.rename, os.unlink)
-    )
-    and os.scandir in os.supports_fd
-    and hasattr(os, "O_NOFOLLOW")
-    and hasattr(os, "O_DIRECTORY")
-)
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
-_COMMON = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # opening a FIFO to read it must not hang the tool
-_MAX_LINKS = 40
-_OLD_TEMPORARY_AGE = 3600.0
-
-_TEMPORARY = re.compile(r"\.continuum-.*\.tmp", re.DOTALL)
-_TEMPORARY_WITH_PID = re.compile(r"\.continuum-(\d+)-[0-9a-f]+\.tmp")
-_active_lock = threading.Lock()
-_active: set[str] = set()  # temporary names this process is writing right now
-
-
-class _Outside(WorkspaceError):
-    """The path (or a link on it) leads out of the workspace."""
-
-
-class _Missing(Exception):
-    """A folder of the path does not exist (or is a file); each tool words its own message."""
-
-
-def is_temporary_name(name: str) -> bool:
-    """Whether ``name`` is one of Continuum's temporary files (hidden and never a target)."""
-    return _TEMPORARY.fullmatch(name) is not None
-
-
-def temporary_is_stale(
-    name: str,
-    *,
-    age: float,
-    own_pid: int,
-    own_active: set[str] | frozenset[str],
-    pid_alive: Callable[[int], bool],
-) -> bool:
-    """Whether the temporary file ``name`` (``age`` seconds old) is certainly abandoned.
-
-    The rule of the module docstring: never true for a file a live writer may be using.
-    """
-    if not is_temporary_name(name):
-        return False
-    match = _TEMPORARY_WITH_PID.fullmatch(name)
-    if match is None:
-        return age > _OLD_TEMPORARY_AGE
-    pid = int(match.group(1))
-    if pid == own_pid:
-        return name not in own_active
-    return not pid_alive(pid)
-
-
-def _pid_alive(pid: int) -> bool:
-    if os.name != "posix":  # os.kill(pid, 0) would terminate the process on Windows
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError):
-        return True  # someone else's process (or an absurd number): keep the file
-    return True
 
 
 def to_unicode_text(text: str) -> tuple[str, int]:
@@ -154,33 +63,6 @@ def _replacement_note(count: int) -> str:
     )
 
 
-@dataclass(frozen=True)
-class _Dir:
-    """A folder that was walked: its descriptor (POSIX) and where it was found."""
-
-    fd: int | None
-    path: Path
-
-    def at(self, name: str) -> tuple[str, int | None]:
-        """Arguments for an ``os`` call on ``name`` in this folder: (path, dir_fd)."""
-        return (name, self.fd) if self.fd is not None else (str(self.path / name), None)
-
-
-@dataclass(frozen=True)
-class _Found:
-    folder: _Dir  # the folder holding the target (or the target itself when name is None)
-    name: str | None  # the last component, never a link when the walk ended; None: a folder
-    shown: str  # the target relative to the workspace, for results
-
-    def lstat(self) -> os.stat_result | None:
-        assert self.name is not None
-        path, dir_fd = self.folder.at(self.name)
-        try:
-            return os.stat(path, dir_fd=dir_fd, follow_symlinks=False)
-        except FileNotFoundError:
-            return None
-
-
 class Workspace:
     """File tools confined to ``root`` (see the module docstring)."""
 
@@ -198,188 +80,21 @@ class Workspace:
         self.max_read_bytes = max_read_bytes
         self.max_write_bytes = max_write_bytes
         self.max_entries = max_entries
-        self._fd_walk = _FD_WALK
+        self._sandbox = Sandbox(self.root)
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
 
-    # --- the walk -------------------------------------------------------------------------------
-
-    def _outside(self, path: str) -> WorkspaceError:
-        return _Outside(
-            f"'{path}' is outside the workspace ({self.root}); only files inside it can be used."
-        )
-
-    def _inside_parts(self, absolute: str) -> list[str] | None:
-        """The components of an absolute path below the workspace root, or None if outside."""
-        parts, root = PurePath(absolute).parts, self.root.parts
-        if parts[: len(root)] == root:
-            return list(parts[len(root) :])
-        try:  # the workspace reached through another spelling (a link above it)
-            resolved = Path(absolute).resolve(strict=False)
-        except (OSError, RuntimeError):
-            return None
-        if resolved == self.root or resolved.is_relative_to(self.root):
-            return list(resolved.relative_to(self.root).parts)
-        return None
-
-    def _parts(self, path: str) -> list[str]:
-        if not isinstance(path, str) or "\x00" in path:
-            raise WorkspaceError("The path must be text without NUL characters.")
-        candidate = PurePath(path) if path else PurePath(".")
-        if ".." in candidate.parts:
-            raise WorkspaceError(
-                f"'{path}' uses '..'; paths must stay inside the workspace. "
-                "Use a path relative to the workspace folder."
-            )
-        if candidate.is_absolute():
-            inside = self._inside_parts(path)
-            if inside is None:
-                raise self._outside(path)
-            return inside
-        return list(candidate.parts)
-
-    @contextlib.contextmanager
-    def _walking(self) -> Iterator[Callable[..., _Found]]:
-        """Yield ``walk(path, make_parents=False)``; every descriptor it opens closes on exit."""
-        opened: list[int] = []
-
-        def open_dir(parent: _Dir | None, name: str) -> _Dir:
-            path = self.root if parent is None else parent.path / name
-            if not self._fd_walk:
-                if not stat.S_ISDIR(os.stat(path, follow_symlinks=False).st_mode):
-                    raise NotADirectoryError(errno.ENOTDIR, "not a folder", str(path))
-                return _Dir(None, path)
-            flags = os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _COMMON
-            if parent is None:
-                fd = os.open(self.root, flags)
-            else:
-                fd = os.open(name, flags, dir_fd=parent.fd)
-            opened.append(fd)
-            return _Dir(fd, path)
-
-        def walk(path: str, make_parents: bool = False) -> _Found:
-            pending = deque(self._parts(path))
-            try:
-                dirs = [open_dir(None, "")]
-            except OSError as err:
-                raise WorkspaceError(
-                    f"The workspace folder {self.root} cannot be opened ({err.strerror}); "
-                    "choose another folder in the Conversation menu."
-                ) from None
-            names: list[str] = []
-            links = 0
-            while pending:
-                name = pending.popleft()
-                if name in ("", "."):
-                    continue
-                if name == "..":  # only ever from a link's target
-                    if not names:
-                        raise self._outside(path)
-                    names.pop()
-                    dirs.pop()
-                    continue
-                here = dirs[-1]
-                entry, dir_fd = here.at(name)
-                try:
-                    info: os.stat_result | None = os.stat(
-                        entry, dir_fd=dir_fd, follow_symlinks=False
-                    )
-                except FileNotFoundError:
-                    info = None
-                if info is not None and stat.S_ISLNK(info.st_mode):
-                    links += 1
-                    if links > _MAX_LINKS:
-                        raise WorkspaceError(
-                            f"'{path}' goes through more than {_MAX_LINKS} symbolic links; "
-                            "use the path the links lead to."
-                        )
-                    try:
-                        target = os.readlink(entry, dir_fd=dir_fd)
-                    except OSError:  # changed since the stat: look at it again
-                        pending.appendleft(name)
-                        continue
-                    if os.path.isabs(target):
-                        inside = self._inside_parts(target)
-                        if inside is None:
-                            raise self._outside(path)
-                        del dirs[1:]
-                        names.clear()
-                        pending.extendleft(reversed(inside))
-                    else:
-                        pending.extendleft(reversed(PurePath(target).parts))
-                    continue
-                if not pending:  # the last component: the tool opens it itself, O_NOFOLLOW
-                    return _Found(here, name, "/".join((*names, name)))
-                if info is None:
-                    if not make_parents:
-                        raise _Missing(name)
-                    with contextlib.suppress(FileExistsError):
-                        os.mkdir(entry, 0o777, dir_fd=dir_fd)
-                elif not stat.S_ISDIR(info.st_mode):
-                    raise _Missing(name)
-                try:
-                    dirs.append(open_dir(here, name))
-                except OSError as err:
-                    if err.errno not in (errno.ELOOP, errno.ENOTDIR, errno.ENOENT):
-                        raise
-                    links += 1  # swapped since the stat: look again (bounded like links)
-                    if links > _MAX_LINKS:
-                        raise WorkspaceError(
-                            f"'{path}' kept changing while it was being opened; try again."
-                        ) from None
-                    pending.appendleft(name)
-                    continue
-                names.append(name)
-            return _Found(dirs[-1], None, "/".join(names) or ".")
-
-        try:
-            yield walk
-        finally:
-            for fd in opened:
-                os.close(fd)
-
-    def _refuse_temporary(self, path: str, found: _Found) -> None:
+    def _refuse_temporary(self, path: str, found: Found) -> None:
         if found.name is not None and is_temporary_name(found.name):
             raise WorkspaceError(
                 f"'{path}' is a name Continuum uses for its own temporary files while writing; "
                 "choose another file name."
             )
 
-    def _remove_stale(self, folder: _Dir, names: list[str]) -> None:
-        """Remove the abandoned temporary files among ``names`` (rule: module docstring)."""
-        with _active_lock:
-            active = frozenset(_active)
-        for name in names:
-            path, dir_fd = folder.at(name)
-            try:
-                info = os.stat(path, dir_fd=dir_fd, follow_symlinks=False)
-                if not stat.S_ISREG(info.st_mode):
-                    continue
-                if temporary_is_stale(
-                    name,
-                    age=time.time() - info.st_mtime,
-                    own_pid=os.getpid(),
-                    own_active=active,
-                    pid_alive=_pid_alive,
-                ):
-                    os.unlink(path, dir_fd=dir_fd)
-                    log.info("removed an abandoned temporary file %s", folder.path / name)
-            except FileNotFoundError:
-                continue
-            except OSError as err:
-                log.warning("could not remove the temporary file %s: %s", folder.path / name, err)
-
-    def _scan(self, folder: _Dir) -> list[os.DirEntry[str]]:
-        if folder.fd is not None:
-            with os.scandir(folder.fd) as entries:
-                return list(entries)
-        with os.scandir(folder.path) as entries:
-            return list(entries)
-
     def _describe_link(self, shown: str, name: str) -> tuple[bool, str]:
         """(is a folder, listing line) for a link in the folder ``shown``."""
-        with self._walking() as walk:
+        with self._sandbox.walking() as walk:
             try:
                 found = walk(name if shown == "." else f"{shown}/{name}")
             except _Outside:
@@ -403,7 +118,7 @@ class Workspace:
         """
         not_a_folder = WorkspaceError(f"'{path}' is not a folder in the workspace.")
         try:
-            with self._walking() as walk:
+            with self._sandbox.walking() as walk:
                 try:
                     found = walk(path)
                 except _Missing:
@@ -411,7 +126,7 @@ class Workspace:
                 if found.name is None:
                     return self._listing(found.folder, found.shown)
                 try:
-                    folder = self._open_folder(found)
+                    folder = self._sandbox.open_folder(found)
                 except OSError as err:
                     if err.errno in (errno.ENOTDIR, errno.ENOENT, errno.ELOOP):
                         raise not_a_folder from None
@@ -424,21 +139,11 @@ class Workspace:
         except OSError as err:
             raise self._failure("list", path, err) from None
 
-    def _open_folder(self, found: _Found) -> _Dir:
-        assert found.name is not None
-        path, dir_fd = found.folder.at(found.name)
-        if found.folder.fd is None:
-            if not stat.S_ISDIR(os.stat(path, follow_symlinks=False).st_mode):
-                raise NotADirectoryError(errno.ENOTDIR, "not a folder", path)
-            return _Dir(None, found.folder.path / found.name)
-        fd = os.open(path, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _COMMON, dir_fd=dir_fd)
-        return _Dir(fd, found.folder.path / found.name)
-
-    def _listing(self, folder: _Dir, shown: str) -> str:
-        entries = self._scan(folder)
+    def _listing(self, folder: Dir, shown: str) -> str:
+        entries = self._sandbox.scan(folder)
         temporary = [e.name for e in entries if is_temporary_name(e.name)]
         if temporary:
-            self._remove_stale(folder, temporary)
+            tempfiles.remove_stale(folder, temporary)
         described: list[tuple[bool, str, str]] = []
         for entry in entries:
             if is_temporary_name(entry.name):
@@ -484,7 +189,7 @@ class Workspace:
 
     def _read_bytes(self, path: str) -> bytes:
         not_a_file = WorkspaceError(f"'{path}' is not a file in the workspace.")
-        with self._walking() as walk:
+        with self._sandbox.walking() as walk:
             try:
                 found = walk(path)
             except _Missing:
@@ -492,9 +197,8 @@ class Workspace:
             if found.name is None:
                 raise not_a_file
             self._refuse_temporary(path, found)
-            name, dir_fd = found.folder.at(found.name)
             try:
-                fd = os.open(name, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _COMMON, dir_fd=dir_fd)
+                fd = self._sandbox.open_to_read(found)
             except OSError as err:
                 if err.errno == errno.ELOOP:
                     raise WorkspaceError(
@@ -538,7 +242,7 @@ class Workspace:
                 "limit for writing."
             )
         try:
-            with self._walking() as walk:
+            with self._sandbox.walking() as walk:
                 try:
                     found = walk(path, make_parents=True)
                 except _Missing as missing:
@@ -548,61 +252,11 @@ class Workspace:
                 if found.name is None:
                     raise WorkspaceError(f"'{path}' is a folder; give a file path.")
                 self._refuse_temporary(path, found)
-                existed = self._store(path, found, data)
+                existed = self._sandbox.store(path, found, data)
         except OSError as err:
             raise self._failure("write", path, err) from None
         verb = "Replaced" if existed else "Created"
         return f"{verb} {found.shown} ({len(data)} bytes)."
-
-    def _store(self, path: str, found: _Found, data: bytes) -> bool:
-        """Write ``data`` to a temporary file beside the target and rename it into place."""
-        assert found.name is not None
-        folder = found.folder
-        before = found.lstat()
-        if before is not None and stat.S_ISDIR(before.st_mode):
-            raise WorkspaceError(f"'{path}' is a folder; give a file path.")
-        with contextlib.suppress(OSError):
-            self._remove_stale(
-                folder, [e.name for e in self._scan(folder) if is_temporary_name(e.name)]
-            )
-        temporary = f".continuum-{os.getpid()}-{secrets.token_hex(6)}.tmp"
-        keep_mode = before is not None and stat.S_ISREG(before.st_mode)
-        # A new file gets the usual mode (umask applies); a replaced one keeps its own, and the
-        # new content is never readable more widely than the old while it is being written.
-        mode = 0o600 if keep_mode else 0o666
-        tmp_path, dir_fd = folder.at(temporary)
-        with _active_lock:
-            _active.add(temporary)
-        try:
-            fd = os.open(
-                tmp_path,
-                os.O_CREAT | os.O_EXCL | os.O_WRONLY | _NOFOLLOW | _COMMON,
-                mode,
-                dir_fd=dir_fd,
-            )
-            try:
-                with os.fdopen(fd, "wb") as out:
-                    out.write(data)
-                    out.flush()
-                    if keep_mode and before is not None and hasattr(os, "fchmod"):
-                        os.fchmod(out.fileno(), stat.S_IMODE(before.st_mode))
-                    os.fsync(out.fileno())
-                target, _ = folder.at(found.name)
-                try:
-                    os.replace(tmp_path, target, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-                except IsADirectoryError:
-                    raise WorkspaceError(f"'{path}' is a folder; give a file path.") from None
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp_path, dir_fd=dir_fd)
-                raise
-        finally:
-            with _active_lock:
-                _active.discard(temporary)
-        if folder.fd is not None:
-            with contextlib.suppress(OSError):  # some file systems cannot flush a folder
-                os.fsync(folder.fd)
-        return before is not None
 
     def _failure(self, verb: str, path: str, err: OSError) -> WorkspaceError:
         log.warning("workspace %s of %r failed: %s", verb, path, err)

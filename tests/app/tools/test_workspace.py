@@ -21,15 +21,15 @@ from app import (
     ToolMessage,
 )
 from app.testing import ScriptedModel, text_step, tool_step
-from app.tools import workspace as workspace_tools
+from app.tools import sandbox
 from app.tools.workspace import Workspace, WorkspaceError
 
 
 @pytest.fixture(autouse=True, params=["descriptors", "paths"])
 def walk_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    if request.param == "descriptors" and not workspace_tools._FD_WALK:
+    if request.param == "descriptors" and not sandbox._FD_WALK:
         pytest.skip("this platform has no dir_fd support; only the path walk applies")
-    monkeypatch.setattr(workspace_tools, "_FD_WALK", request.param == "descriptors")
+    monkeypatch.setattr(sandbox, "_FD_WALK", request.param == "descriptors")
     yield request.param
 
 

@@ -39,8 +39,9 @@ The classes marked with a builtin keep it as a second base, so code that catches
 (``except ValueError``) still does. Each stays importable from the module that raises it.
 Deliberately outside the tree: ``app.testing.ScriptExhaustedError`` (an ``AssertionError``, so
 a test runner reports an over-run script as a failed test) and the simulator's
-``app.simulator.script.SpecError`` (a ``ValueError`` about a test script, not the app); the
-private ``_``-named exceptions never leave their module.
+``app.simulator.script.SpecError`` (a ``ValueError`` about a test script, not the app) and
+``app.simulator.http.BadRequest`` (an unreadable HTTP request, answered inside the simulator
+with its status); the private ``_``-named exceptions never leave their module.
 
 Messages say what happened and what the person can do next. No message ever contains an
 API key: provider errors are built from status, error type and the provider's message only.

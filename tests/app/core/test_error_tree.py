@@ -15,6 +15,7 @@ from app.errors import ContinuumError
 OUTSIDE = {
     "app.testing.ScriptExhaustedError",  # an AssertionError, so pytest reports a failed test
     "app.simulator.script.SpecError",  # the simulator's own script errors
+    "app.simulator.http.BadRequest",  # an unreadable request, answered inside the simulator
 }
 
 

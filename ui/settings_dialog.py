@@ -84,9 +84,11 @@ class SettingsDialog(QDialog):
         self.key_note = QLabel()
         self.key_note.setObjectName("settingsKeyNote")
         self.key_note.setWordWrap(True)
+        self.key_note.setTextFormat(Qt.TextFormat.PlainText)  # shows the typed variable name
         self.error = QLabel()
         self.error.setObjectName("settingsError")
         self.error.setWordWrap(True)
+        self.error.setTextFormat(Qt.TextFormat.PlainText)  # may quote what the person typed
         self.error.setStyleSheet("color: #c62828;")
         self.error.hide()
 

@@ -21,6 +21,8 @@ from PySide6.QtWidgets import (
 
 from app.services import LocalServer
 
+from .plain import plain_tooltip
+
 __all__ = ["WelcomePanel"]
 
 
@@ -101,7 +103,7 @@ class WelcomePanel(QWidget):
         for server in servers:
             models = ", ".join(server.models[:3]) or "no models listed"
             button = QPushButton(f"Use {server.name} — {models}")
-            button.setToolTip(server.base_url)
+            button.setToolTip(plain_tooltip(server.base_url))
             button.clicked.connect(lambda _=False, s=server: self.localServerChosen.emit(s))
             self.local_box.addWidget(button)
             self._server_buttons.append(button)

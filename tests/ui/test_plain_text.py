@@ -158,3 +158,17 @@ def test_plain_message_box(qtbot: Any, image_markup: str) -> None:
     qtbot.addWidget(box)
     assert box.textFormat() == Qt.TextFormat.PlainText
     assert box.text() == f"Path: {image_markup}"
+
+
+def test_settings_labels_show_typed_text_as_plain_text(qtbot: Any) -> None:
+    """The key note quotes the variable name the person typed; the error label may quote what
+    they typed too: both are plain text, never guessed as rich text."""
+    from app.services import Settings
+    from ui.settings_dialog import SettingsDialog
+
+    dialog = SettingsDialog(Settings(provider_kind="openai", base_url="https://api.x/v1"))
+    qtbot.addWidget(dialog)
+    dialog.key_env.setText('<img src="file:///etc/hostname"><b>KEY</b>')
+    dialog.key_env.editingFinished.emit()
+    assert dialog.key_note.textFormat() is Qt.TextFormat.PlainText
+    assert dialog.error.textFormat() is Qt.TextFormat.PlainText

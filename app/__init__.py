@@ -43,6 +43,7 @@ from .events import (
     EventType,
     MessageSavedEvent,
     ModelStoppedEvent,
+    ReasoningDeltaEvent,
     RetryEvent,
     RunCompletedEvent,
     RunStartedEvent,
@@ -56,6 +57,7 @@ from .messages import (
     InternalMessage,
     Message,
     MessageFormatError,
+    Reasoning,
     StopReason,
     ToolCall,
     ToolMessage,
@@ -66,7 +68,17 @@ from .messages import (
     message_to_dict,
     message_to_json,
 )
-from .model import Model, ModelEvent, ModelRequest, StepEnd, TextDelta, ToolCallComplete, ToolSpec
+from .model import (
+    Model,
+    ModelEvent,
+    ModelRequest,
+    ReasoningComplete,
+    ReasoningDelta,
+    StepEnd,
+    TextDelta,
+    ToolCallComplete,
+    ToolSpec,
+)
 from .resume import (
     RECOVERED_TOOL_TEXT,
     ResumeBlocked,
@@ -126,6 +138,10 @@ __all__ = [
     "ProviderServerError",
     "ProviderStreamError",
     "ProviderTimeoutError",
+    "Reasoning",
+    "ReasoningComplete",
+    "ReasoningDelta",
+    "ReasoningDeltaEvent",
     "ResumeBlocked",
     "ResumeKind",
     "ResumePoint",

@@ -1,7 +1,8 @@
 """Events of a running request (``Agent.stream`` and ``Agent.stream_resume`` yield the same kinds).
 
 Every event has ``.type`` (an :class:`EventType`) and the fields its kind needs. A host renders
-``TEXT_DELTA`` as it arrives, and treats ``MESSAGE_SAVED`` as "this is now durable".
+``TEXT_DELTA`` (and ``REASONING_DELTA``, apart from the answer) as it arrives, and treats
+``MESSAGE_SAVED`` as "this is now durable".
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ __all__ = [
     "EventType",
     "MessageSavedEvent",
     "ModelStoppedEvent",
+    "ReasoningDeltaEvent",
     "RetryEvent",
     "RunCompletedEvent",
     "RunStartedEvent",
@@ -30,6 +32,7 @@ __all__ = [
 class EventType(StrEnum):
     RUN_STARTED = "run_started"
     TEXT_DELTA = "text_delta"
+    REASONING_DELTA = "reasoning_delta"
     TOOL_CALL = "tool_call"
     TOOL_RESULT = "tool_result"
     MESSAGE_SAVED = "message_saved"
@@ -53,6 +56,14 @@ class TextDeltaEvent:
     """A piece of the model's text, as it arrives."""
 
     type: ClassVar[EventType] = EventType.TEXT_DELTA
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDeltaEvent:
+    """A piece of the model's thinking, as it arrives (shown apart from the answer's text)."""
+
+    type: ClassVar[EventType] = EventType.REASONING_DELTA
     text: str
 
 
@@ -117,6 +128,7 @@ class RunCompletedEvent:
 AgentEvent: TypeAlias = (
     RunStartedEvent
     | TextDeltaEvent
+    | ReasoningDeltaEvent
     | ToolCallEvent
     | ToolResultEvent
     | MessageSavedEvent

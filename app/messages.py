@@ -8,6 +8,7 @@ type or a newer schema version is refused with :class:`MessageFormatError` rathe
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -22,6 +23,7 @@ __all__ = [
     "InternalMessage",
     "Message",
     "MessageFormatError",
+    "Reasoning",
     "StopReason",
     "ToolCall",
     "ToolMessage",
@@ -132,6 +134,54 @@ class Usage:
 
 
 @dataclass(frozen=True, slots=True)
+class Reasoning:
+    """One part of what the model thought before answering (not the answer's text).
+
+    ``text``: the thinking as the provider showed it (may be empty for a redacted part).
+    ``signature``: Anthropic's signature of a thinking block, sent back unchanged.
+    ``redacted``: the opaque data of an Anthropic ``redacted_thinking`` block.
+    ``seconds``: how long the model thought, measured by the runtime (for display only, so it
+    takes no part in equality). A part with neither signature nor redacted data is "unsigned":
+    it is kept and shown, but never sent back to a model.
+    """
+
+    text: str = ""
+    signature: str | None = None
+    redacted: str | None = None
+    seconds: float | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str):
+            raise MessageFormatError(
+                f"reasoning field 'text' must be a string, got {self.text!r:.80}"
+            )
+        for key in ("signature", "redacted"):
+            value = getattr(self, key)
+            if value is not None and not isinstance(value, str):
+                raise MessageFormatError(
+                    f"reasoning field {key!r} must be a string or null, got {value!r:.80}"
+                )
+        seconds = self.seconds
+        if seconds is not None:
+            if (
+                isinstance(seconds, bool)
+                or not isinstance(seconds, int | float)
+                or not math.isfinite(seconds)
+                or seconds < 0
+            ):
+                raise MessageFormatError(
+                    "reasoning field 'seconds' must be a non-negative number or null, "
+                    f"got {seconds!r:.80}"
+                )
+            object.__setattr__(self, "seconds", float(seconds))
+
+    @property
+    def signed(self) -> bool:
+        """True when the part can be sent back to Anthropic (signed or redacted)."""
+        return self.signature is not None or self.redacted is not None
+
+
+@dataclass(frozen=True, slots=True)
 class UserMessage:
     """What the person typed."""
 
@@ -150,7 +200,8 @@ class AssistantMessage:
     """One model step: text, tool calls, and why it stopped.
 
     ``stop_reason=None`` means "inferred": ``TOOL_USE`` if there are tool calls, else
-    ``END_TURN`` (see :func:`effective_stop_reason`).
+    ``END_TURN`` (see :func:`effective_stop_reason`). ``reasoning`` is what the model thought
+    before this step's text and calls, in order (never part of ``content``).
     """
 
     content: str = ""
@@ -158,10 +209,18 @@ class AssistantMessage:
     stop_reason: StopReason | str | None = None
     model: str | None = None
     usage: Usage | None = None
+    reasoning: tuple[Reasoning, ...] = field(default=(), kw_only=True)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
         object.__setattr__(self, "stop_reason", parse_stop_reason(self.stop_reason))
+        reasoning = tuple(self.reasoning)
+        for part in reasoning:
+            if not isinstance(part, Reasoning):
+                raise MessageFormatError(
+                    f"assistant message reasoning must hold Reasoning parts, got {part!r:.80}"
+                )
+        object.__setattr__(self, "reasoning", reasoning)
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,6 +282,8 @@ def message_to_dict(message: Message) -> dict[str, Any]:
                 "input_tokens": message.usage.input_tokens,
                 "output_tokens": message.usage.output_tokens,
             }
+        if message.reasoning:
+            data["reasoning"] = [_reasoning_to_dict(part) for part in message.reasoning]
     else:
         data["tool_call_id"] = message.tool_call_id
         data["name"] = message.name
@@ -231,6 +292,43 @@ def message_to_dict(message: Message) -> dict[str, Any]:
         if message.outcome is not None:
             data["outcome"] = message.outcome.value
     return data
+
+
+def _reasoning_to_dict(part: Reasoning) -> dict[str, Any]:
+    """Only the fields that are set (an empty text, a missing signature are left out)."""
+    data: dict[str, Any] = {}
+    if part.text:
+        data["text"] = part.text
+    if part.signature is not None:
+        data["signature"] = part.signature
+    if part.redacted is not None:
+        data["redacted"] = part.redacted
+    if part.seconds is not None:
+        data["seconds"] = part.seconds
+    return data
+
+
+def _reasoning_from(value: Any) -> tuple[Reasoning, ...]:
+    """The stored reasoning parts; absent or null (a message written before them) is ``()``."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise MessageFormatError(
+            f"assistant message field 'reasoning' must be a list, got {value!r:.80}"
+        )
+    parts = []
+    for raw in value:
+        if not isinstance(raw, Mapping):
+            raise MessageFormatError(f"each reasoning part must be a JSON object, got {raw!r:.80}")
+        parts.append(
+            Reasoning(
+                text=raw.get("text", ""),
+                signature=raw.get("signature"),
+                redacted=raw.get("redacted"),
+                seconds=raw.get("seconds"),
+            )
+        )
+    return tuple(parts)
 
 
 def _str(data: Mapping[str, Any], key: str, default: str | None = None) -> str:
@@ -294,6 +392,7 @@ def message_from_dict(data: Mapping[str, Any]) -> Message:
             stop_reason=stop,
             model=model if isinstance(model, str) else None,
             usage=usage,
+            reasoning=_reasoning_from(data.get("reasoning")),
         )
     if kind == "tool":
         success = data.get("success", True)

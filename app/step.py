@@ -14,9 +14,16 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any, Final
 
 from .errors import IncompleteStreamError
-from .events import AgentEvent, ModelStoppedEvent, RetryEvent, TextDeltaEvent, ToolCallEvent
+from .events import (
+    AgentEvent,
+    ModelStoppedEvent,
+    ReasoningDeltaEvent,
+    RetryEvent,
+    TextDeltaEvent,
+    ToolCallEvent,
+)
 from .messages import AssistantMessage, StopReason, ToolMessage, ToolOutcome
-from .model import Model, ModelRequest, StepBuilder, TextDelta, ToolCallComplete
+from .model import Model, ModelRequest, ReasoningDelta, StepBuilder, TextDelta, ToolCallComplete
 from .retry import RetryPolicy, is_retryable, retry_after_of, retry_delay
 from .run_state import RunState
 
@@ -119,7 +126,7 @@ class ModelStep:
                         stop_reason=StopReason.INTERRUPTED, model=self._model_name
                     )
                     saved: AssistantMessage | None = None
-                    if partial.content:
+                    if partial.content or partial.reasoning:
                         for saved_event in await self.state.save([partial]):
                             yield saved_event
                         saved = partial
@@ -151,6 +158,9 @@ class ModelStep:
                 if isinstance(event, TextDelta):
                     if event.text:
                         yield TextDeltaEvent(event.text)
+                elif isinstance(event, ReasoningDelta):
+                    if event.text:
+                        yield ReasoningDeltaEvent(event.text)
                 elif isinstance(event, ToolCallComplete):
                     yield ToolCallEvent(event.call)
         finally:

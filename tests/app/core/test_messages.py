@@ -136,7 +136,9 @@ def test_tool_call_positional_order() -> None:
         "stop_reason",
         "model",
         "usage",
+        "reasoning",
     ]
+    assert dataclasses.fields(AssistantMessage)[-1].kw_only  # positional order is unchanged
 
 
 def test_tool_call_arguments_cannot_be_mutated() -> None:

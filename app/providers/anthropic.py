@@ -36,7 +36,13 @@ from .convert import anthropic_messages, anthropic_tools
 from .errors import error_from_event
 from .sse import event_json
 
-__all__ = ["DEFAULT_MAX_TOKENS", "STOP_REASONS", "AnthropicModel", "AnthropicStreamParser"]
+__all__ = [
+    "DEFAULT_MAX_TOKENS",
+    "STOP_REASONS",
+    "AnthropicModel",
+    "AnthropicStreamParser",
+    "api_root",
+]
 
 DEFAULT_MAX_TOKENS: Final = 8192
 STOP_REASONS: Final[Mapping[str, StopReason]] = {
@@ -210,8 +216,27 @@ class AnthropicStreamParser:
         return [StepEnd(STOP_REASONS.get(self._stop, self._stop), usage=usage)]
 
 
+def api_root(base_url: str) -> str:
+    """The API root for a typed Anthropic base URL: with or without ``/v1``, same root.
+
+    Anthropic documents ``https://api.anthropic.com`` while OpenAI-style settings end in
+    ``/v1``, so people type both. Trailing slashes and one last ``/v1`` segment are removed
+    (``…/anthropic/v1/`` → ``…/anthropic``); anything else is kept as typed. Pure.
+    """
+    root = base_url.strip().rstrip("/")
+    rest = root.removesuffix("/v1").rstrip("/")
+    scheme, _, host = rest.partition("://")
+    if rest != root and scheme and host:  # "http://v1" is a host named v1, not a version
+        return rest
+    return root
+
+
 class AnthropicModel(HTTPModel):
-    """A Claude model through the Messages API; requests go to ``{base_url}/v1/messages``."""
+    """A Claude model through the Messages API; requests go to ``{base_url}/v1/messages``.
+
+    ``base_url`` is the API root (see :func:`api_root`): ``https://api.anthropic.com`` and
+    ``https://api.anthropic.com/v1`` are the same setting.
+    """
 
     provider = "Anthropic"
 
@@ -226,7 +251,7 @@ class AnthropicModel(HTTPModel):
         headers: Mapping[str, str] | None = None,
         anthropic_version: str = "2023-06-01",
     ) -> None:
-        super().__init__(base_url, model, api_key, timeout=timeout, headers=headers)
+        super().__init__(api_root(base_url), model, api_key, timeout=timeout, headers=headers)
         if max_tokens < 1:
             raise ValueError("max_tokens must be at least 1")
         self.max_tokens = max_tokens

@@ -238,12 +238,13 @@ async def test_wrong_key_is_an_auth_error(protocol: str, make_model: ModelFactor
 
 
 async def test_wrong_base_url_is_not_found(protocol: str, sim: Simulator) -> None:
-    # A common mistake: the OpenAI base URL without /v1, the Anthropic one with it.
+    # A common mistake: the OpenAI base URL without /v1; for Anthropic (which accepts the
+    # root with or without /v1, issue 13) a path the server does not have.
     model: OpenAICompatibleModel | AnthropicModel
     if protocol == "openai":
         model = OpenAICompatibleModel(sim.base_url, "sim-echo")
     else:
-        model = AnthropicModel(sim.openai_base_url, "sim-claude")
+        model = AnthropicModel(sim.base_url + "/anthropic", "sim-claude")
     try:
         result = await collect(model.stream(request()))
         assert isinstance(result.error, ProviderNotFoundError)

@@ -12,6 +12,12 @@ spells a turn. Rules that both formats need:
   OpenAI (which has no such flag).
 - Empty assistant text is left out; Anthropic also needs consecutive same-role turns merged
   (tool results and the text that follows them go in one user turn).
+- Reasoning: Anthropic gets each signed or redacted part back unchanged, as ``thinking`` /
+  ``redacted_thinking`` blocks first in that message's blocks (it needs them with tool use);
+  unsigned parts (from OpenAI-compatible servers, or a block cut before its signature) are
+  never sent, and a step with reasoning only (no text, no calls) sends nothing, since Anthropic
+  refuses an assistant turn that ends with thinking. OpenAI-compatible servers get none
+  (DeepSeek refuses ``reasoning_content`` in the history).
 """
 
 from __future__ import annotations
@@ -22,7 +28,14 @@ import re
 from collections.abc import Sequence
 from typing import Any, Final
 
-from ..messages import AssistantMessage, InternalMessage, Message, ToolMessage, UserMessage
+from ..messages import (
+    AssistantMessage,
+    InternalMessage,
+    Message,
+    Reasoning,
+    ToolMessage,
+    UserMessage,
+)
 from ..model import ToolSpec
 
 __all__ = [
@@ -131,6 +144,11 @@ def anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
             if message.content.strip():  # Anthropic rejects empty text blocks
                 add("user", {"type": "text", "text": message.content})
         elif isinstance(message, AssistantMessage):
+            if message.content.strip() or message.tool_calls:
+                for part in message.reasoning:
+                    thinking = _anthropic_thinking(part)
+                    if thinking is not None:
+                        add("assistant", thinking)
             if message.content.strip():
                 add("assistant", {"type": "text", "text": message.content})
             for call in message.tool_calls:
@@ -162,6 +180,15 @@ def anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
             if block["type"] == "text":
                 block["text"] = block["text"].rstrip()
     return turns
+
+
+def _anthropic_thinking(part: Reasoning) -> dict[str, Any] | None:
+    """The block that gives ``part`` back to Anthropic unchanged; ``None`` for an unsigned part."""
+    if part.redacted is not None:
+        return {"type": "redacted_thinking", "data": part.redacted}
+    if part.signature is not None:
+        return {"type": "thinking", "thinking": part.text, "signature": part.signature}
+    return None
 
 
 def _order_tool_results_first(turns: list[dict[str, Any]]) -> None:

@@ -1,15 +1,17 @@
 """The agent runtime: run a request, save each message as it completes, resume what stopped.
 
-One request is a loop of model steps. Each step streams (``TEXT_DELTA``/``TOOL_CALL`` events),
-then its assistant message is committed; tool calls run (each at most once, ever) and each
-result is committed as it arrives; then the model is called again, until a step ends the turn.
+One request is a loop of model steps. Each step streams (``REASONING_DELTA``/``TEXT_DELTA``/
+``TOOL_CALL`` events), then its assistant message is committed; tool calls run (each at most
+once, ever) and each result is committed as it arrives; then the model is called again, until a
+step ends the turn.
 
 How each way of stopping leaves the history (what :mod:`app.resume` later reads):
 
 * a request fails before any output: retried per :class:`RetryPolicy`; after the last try the
   history ends with the user message (``CALL_MODEL``) and the error propagates;
-* the stream breaks after output started: the partial text is saved ``INTERRUPTED``,
-  ``MODEL_STOPPED`` is emitted and the error propagates (``RETRY_RESPONSE``);
+* the stream breaks after output started: the partial text (and what the model had thought:
+  ``AssistantMessage.reasoning``) is saved ``INTERRUPTED``, ``MODEL_STOPPED`` is emitted and
+  the error propagates (``RETRY_RESPONSE``, which keeps that partial in the history);
 * the host cancels while the model streams: nothing of the step is saved;
 * the host cancels while tools run: they are cancelled and each unanswered call is answered
   with a failed result saying so (``CALL_MODEL``); results that already arrived are kept; a

@@ -5,7 +5,12 @@ stream events into model events:
 
 - ``text`` blocks stream ``text_delta`` pieces; ``tool_use`` blocks collect
   ``input_json_delta`` pieces and become one ``ToolCallComplete`` at ``content_block_stop``;
-  thinking and server-tool blocks are not part of the saved history and are skipped;
+- ``thinking`` blocks stream ``thinking_delta`` pieces as ``ReasoningDelta`` and collect their
+  ``signature_delta``; at ``content_block_stop`` they become one
+  ``ReasoningComplete(Reasoning(text, signature=…))``. A ``redacted_thinking`` block's ``data``
+  (whole in ``content_block_start``) becomes ``ReasoningComplete(Reasoning(redacted=data))``
+  at its stop. Signatures and data are kept byte for byte: they are sent back unchanged;
+- server-tool blocks are not part of the saved history and are skipped;
 - ``stop_reason``: end_turn/stop_sequence→END_TURN, max_tokens→MAX_OUTPUT, tool_use→TOOL_USE,
   pause_turn→PAUSED, refusal→REFUSAL, model_context_window_exceeded→CONTEXT_FULL, anything
   else is kept as the raw string;
@@ -29,8 +34,16 @@ import httpx
 from httpx_sse import ServerSentEvent
 
 from ..errors import ProviderStreamError
-from ..messages import StopReason, ToolCall, Usage
-from ..model import ModelEvent, ModelRequest, StepEnd, TextDelta, ToolCallComplete
+from ..messages import Reasoning, StopReason, ToolCall, Usage
+from ..model import (
+    ModelEvent,
+    ModelRequest,
+    ReasoningComplete,
+    ReasoningDelta,
+    StepEnd,
+    TextDelta,
+    ToolCallComplete,
+)
 from .base import DEFAULT_TIMEOUT, HTTPModel, model_ids
 from .convert import anthropic_messages, anthropic_tools
 from .errors import error_from_event
@@ -64,6 +77,20 @@ class _ToolBlock:
     pieces: list[str] = field(default_factory=list)
 
 
+@dataclass(slots=True)
+class _ThinkingBlock:
+    """A ``thinking`` block being streamed, or a ``redacted_thinking`` one (``redacted`` set)."""
+
+    pieces: list[str] = field(default_factory=list)
+    signature: list[str] = field(default_factory=list)
+    redacted: str | None = None
+
+    def part(self) -> Reasoning:
+        if self.redacted is not None:
+            return Reasoning(redacted=self.redacted)
+        return Reasoning("".join(self.pieces), signature="".join(self.signature) or None)
+
+
 class AnthropicStreamParser:
     """Folds Messages stream events into model events. Pure: feed it events."""
 
@@ -73,6 +100,7 @@ class AnthropicStreamParser:
         self._model = model
         self._secrets = secrets
         self._tools: dict[int, _ToolBlock] = {}
+        self._thinking: dict[int, _ThinkingBlock] = {}
         self._stop: str | None = None
         self._input_tokens: int | None = None
         self._output_tokens: int | None = None
@@ -160,6 +188,18 @@ class AnthropicStreamParser:
                 name=str(block.get("name") or ""),
                 start_input=block.get("input"),
             )
+        elif block.get("type") == "thinking":
+            thinking = self._thinking[index] = _ThinkingBlock()
+            text, signature = block.get("thinking"), block.get("signature")
+            if isinstance(signature, str):
+                thinking.signature.append(signature)
+            if isinstance(text, str) and text:
+                thinking.pieces.append(text)
+                return [ReasoningDelta(text)]
+        elif block.get("type") == "redacted_thinking":
+            data = block.get("data")
+            if isinstance(data, str) and data:
+                self._thinking[index] = _ThinkingBlock(redacted=data)
         return []
 
     def _block_delta(self, payload: Mapping[str, Any]) -> list[ModelEvent]:
@@ -174,11 +214,29 @@ class AnthropicStreamParser:
             piece = delta.get("partial_json")
             if tool is not None and isinstance(piece, str):
                 tool.pieces.append(piece)
+        elif delta.get("type") in ("thinking_delta", "signature_delta"):
+            thinking = self._thinking.get(payload.get("index"))  # type: ignore[arg-type]
+            if thinking is None or thinking.redacted is not None:
+                return []
+            if delta["type"] == "signature_delta":
+                signature = delta.get("signature")
+                if isinstance(signature, str):
+                    thinking.signature.append(signature)
+                return []
+            text = delta.get("thinking")
+            if isinstance(text, str) and text:
+                thinking.pieces.append(text)
+                return [ReasoningDelta(text)]
         return []
 
     def _block_stop(self, payload: Mapping[str, Any]) -> list[ModelEvent]:
         index = payload.get("index")
-        tool = self._tools.pop(index, None) if isinstance(index, int) else None
+        if not isinstance(index, int):
+            return []
+        thinking = self._thinking.pop(index, None)
+        if thinking is not None:
+            return [ReasoningComplete(thinking.part())]
+        tool = self._tools.pop(index, None)
         if tool is None:
             return []
         text = "".join(tool.pieces).strip()
@@ -208,8 +266,10 @@ class AnthropicStreamParser:
             raise ProviderStreamError(
                 "Anthropic ended the answer without a stop reason; it may be incomplete. Try again."
             )
-        # Blocks still open here were cut (e.g. by max_tokens); their calls are dropped.
+        # Blocks still open here were cut (e.g. by max_tokens); their calls are dropped, and
+        # the thinking already streamed stays with the runtime as unsigned text.
         self._tools.clear()
+        self._thinking.clear()
         usage = None
         if self._input_tokens is not None or self._output_tokens is not None:
             usage = Usage(self._input_tokens, self._output_tokens)

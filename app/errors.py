@@ -16,6 +16,7 @@
     │   ├── ProviderBadRequestError   400/422: the request was refused as invalid
     │   │   └── ProviderContextLengthError   the prompt does not fit the context window
     │   ├── ProviderRateLimitError    429 (retryable)
+    │   ├── ProviderQuotaError        no quota or credit left (429 insufficient_quota, 402)
     │   ├── ProviderServerError       5xx / 529 overloaded (retryable)
     │   ├── ProviderTimeoutError      connect/read timeout (retryable)
     │   ├── ProviderConnectionError   refused / reset / DNS (retryable)
@@ -69,6 +70,7 @@ __all__ = [
     "ProviderContextLengthError",
     "ProviderError",
     "ProviderNotFoundError",
+    "ProviderQuotaError",
     "ProviderRateLimitError",
     "ProviderServerError",
     "ProviderStreamError",
@@ -201,6 +203,11 @@ class ProviderRateLimitError(ProviderError):
     """Too many requests; ``retry_after`` says when to try again if the provider said."""
 
     retryable = True
+
+
+class ProviderQuotaError(ProviderError):
+    """The account has no quota or credit left: a billing matter, so never retried (a retry
+    cannot succeed until the plan or billing is fixed at the provider)."""
 
 
 class ProviderServerError(ProviderError):

@@ -48,6 +48,7 @@ from .base import DEFAULT_TIMEOUT, HTTPModel, model_ids
 from .convert import anthropic_messages, anthropic_tools
 from .errors import error_from_event
 from .sse import event_json
+from .whole import anthropic_events
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -343,6 +344,9 @@ class AnthropicModel(HTTPModel):
         return self._stream_events(
             f"{self.base_url}/v1/messages", self.request_body(request), parser
         )
+
+    def _whole_answer(self, body: Any) -> list[ServerSentEvent] | None:
+        return anthropic_events(body)  # LiteLLM's /v1/messages answers stream: true whole
 
     async def list_models(self) -> list[str]:
         """Model ids the API offers (``GET {base_url}/v1/models``, every page)."""

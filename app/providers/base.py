@@ -3,7 +3,9 @@
 This module owns the one place where httpx exceptions become the typed :mod:`app.errors` tree
 (``raise ProviderTimeoutError(...) from err``) and HTTP error responses are read and handed to
 :func:`~app.providers.errors.error_from_response` (the pure mapping lives in
-:mod:`app.providers.errors`, the SSE plumbing in :mod:`app.providers.sse`), and
+:mod:`app.providers.errors`, the SSE plumbing in :mod:`app.providers.sse`), what a 200 answer
+to a streaming request turned out to be (an event stream however labelled, an error or a whole
+JSON answer, see :mod:`app.providers.whole`, or something to refuse), and
 :class:`HTTPModel`, the base of :class:`~app.providers.openai.OpenAICompatibleModel` and
 :class:`~app.providers.anthropic.AnthropicModel` (one ``httpx.AsyncClient`` per instance,
 ``aclose()``, a ``repr`` without the key).
@@ -24,6 +26,7 @@ from contextlib import asynccontextmanager
 from typing import Any, Final
 
 import httpx
+from httpx_sse import ServerSentEvent
 
 from ..errors import (
     ProviderConnectionError,
@@ -33,7 +36,7 @@ from ..errors import (
 )
 from ..model import ModelEvent, ModelRequest
 from .errors import error_from_event, error_from_response
-from .sse import StreamParser, events_from_response
+from .sse import StreamParser, events_from_lines, events_from_response, looks_like_sse, sse_lines
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
@@ -50,6 +53,8 @@ DEFAULT_TIMEOUT: Final = 120.0
 DEFAULT_CONNECT_TIMEOUT: Final = 15.0
 #: At most this much of an error body is read (a proxy can answer with megabytes of HTML).
 MAX_ERROR_BODY: Final = 64 * 1024
+#: A whole JSON answer (sent instead of a stream) this long or longer is refused, not read.
+MAX_WHOLE_ANSWER: Final = 16 * 1024 * 1024
 
 
 def json_bytes(body: Any) -> bytes:
@@ -203,15 +208,17 @@ class HTTPModel:
             f"The request to {where} failed ({type(err).__name__}). Try again."
         )
 
-    async def _read_error_body(self, response: httpx.Response) -> str:
+    async def _read_error_body(
+        self, response: httpx.Response, *, limit: int = MAX_ERROR_BODY
+    ) -> str:
         chunks: list[bytes] = []
         size = 0
         async for chunk in response.aiter_bytes():
             chunks.append(chunk)
             size += len(chunk)
-            if size >= MAX_ERROR_BODY:
+            if size >= limit:
                 break
-        return b"".join(chunks)[:MAX_ERROR_BODY].decode("utf-8", errors="replace")
+        return b"".join(chunks)[:limit].decode("utf-8", errors="replace")
 
     def _error_for(self, response: httpx.Response, body: str) -> ProviderError:
         return error_from_response(
@@ -260,34 +267,85 @@ class HTTPModel:
                         "of 200. Check the base URL.",
                         status_code=response.status_code,
                     )
-                if sse:
-                    await self._check_event_stream(response, url)
                 yield response
         except httpx.HTTPError as err:
             raise self._transport_error(err, url) from err
 
-    async def _check_event_stream(self, response: httpx.Response, url: str) -> None:
-        content_type = response.headers.get("content-type", "")
-        if "text/event-stream" in content_type:
-            return
-        if "json" in content_type:
-            # Some gateways answer errors with HTTP 200 and a JSON body.
-            try:
-                data = json.loads(await self._read_error_body(response))
-            except (json.JSONDecodeError, RecursionError):
-                data = None
-            if isinstance(data, Mapping) and data.get("error") is not None:
-                raise error_from_event(
-                    data, provider=self.provider, model=self.model, secrets=self._secrets()
-                )
+    def _whole_answer(self, body: Any) -> list[ServerSentEvent] | None:
+        """A whole JSON answer (sent despite ``stream: true``) as the events a stream would
+        have carried, or ``None`` if it is not a finished answer (see :mod:`.whole`)."""
+        return None
+
+    def _not_a_stream(self, url: str, content_type: str) -> ProviderStreamError:
         what = "an HTML page" if "html" in content_type else f"{content_type or 'no type'!r}"
-        raise ProviderStreamError(
+        return ProviderStreamError(
             f"{self.provider} at {url} answered with {what} instead of a stream of events. "
             "Check the base URL (OpenAI-compatible servers usually end in /v1) and that the "
             "server supports streaming.",
-            status_code=response.status_code,
+            status_code=200,
             retryable=False,
         )
+
+    async def _answer_events(
+        self, response: httpx.Response, url: str, parser: StreamParser
+    ) -> AsyncGenerator[ModelEvent, None]:
+        """The model events of a 200 answer to a streaming request, by what it turned out to be.
+
+        An event stream is parsed whatever it is labelled: ``text/event-stream``, or
+        ``text/plain`` / no type when its first line is an SSE field (some proxies relabel or
+        drop the type). A JSON body is either an error (some gateways answer errors with 200)
+        or a whole answer (LiteLLM's ``/v1/messages``, some proxies), fed to the same parser
+        as the stream it stands for. Anything else is refused before any output.
+        """
+        content_type = response.headers.get("content-type", "")
+        media = content_type.partition(";")[0].strip().lower()
+        if "text/event-stream" in media:
+            async for event in events_from_response(response, parser):
+                yield event
+            return
+        if "json" in media:
+            for event in await self._whole_json_events(response, url, content_type, parser):
+                yield event
+            return
+        if media not in ("", "text/plain"):
+            raise self._not_a_stream(url, content_type)
+        lines = sse_lines(response.aiter_text())
+        try:
+            first = ""
+            async for line in lines:
+                if line.strip():
+                    first = line
+                    break
+            if not looks_like_sse(first):
+                raise self._not_a_stream(url, content_type)
+            logger.info("%s at %s sent an event stream labelled %r", self.provider, url,
+                        content_type or "no type")  # fmt: skip
+            async for event in events_from_lines(_prepend(first, lines), parser):
+                yield event
+        finally:
+            await lines.aclose()
+
+    async def _whole_json_events(
+        self, response: httpx.Response, url: str, content_type: str, parser: StreamParser
+    ) -> list[ModelEvent]:
+        raw = await self._read_error_body(response, limit=MAX_WHOLE_ANSWER)
+        try:
+            data = json.loads(raw)
+        except (json.JSONDecodeError, RecursionError):
+            data = None
+        if isinstance(data, Mapping) and data.get("error") is not None:
+            raise error_from_event(
+                data, provider=self.provider, model=self.model, secrets=self._secrets()
+            )
+        sse = self._whole_answer(data)  # a body cut at the limit is not JSON: refused
+        if sse is None:
+            raise self._not_a_stream(url, content_type)
+        logger.info("%s at %s answered with one JSON body, not a stream", self.provider, url)
+        events: list[ModelEvent] = []
+        for item in sse:
+            events.extend(parser.feed(item))
+        events.extend(parser.finish())
+        return events
 
     def stream(self, request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
         """One model step as events (see :mod:`app.model`); implemented per provider."""
@@ -297,7 +355,7 @@ class HTTPModel:
         self, url: str, body: Mapping[str, Any], parser: StreamParser
     ) -> AsyncGenerator[ModelEvent, None]:
         async with self._exchange("POST", url, json_body=body, sse=True) as response:
-            async for event in events_from_response(response, parser):
+            async for event in self._answer_events(response, url, parser):
                 yield event
 
     async def _get_json(self, url: str, params: Mapping[str, str] | None = None) -> Any:
@@ -317,6 +375,12 @@ class HTTPModel:
 
     async def list_models(self) -> list[str]:  # pragma: no cover - overridden
         raise NotImplementedError
+
+
+async def _prepend(first: str, rest: AsyncIterator[str]) -> AsyncGenerator[str, None]:
+    yield first
+    async for line in rest:
+        yield line
 
 
 def model_ids(data: Any) -> list[str]:

@@ -23,6 +23,7 @@ from ..errors import (
     ProviderContextLengthError,
     ProviderError,
     ProviderNotFoundError,
+    ProviderQuotaError,
     ProviderRateLimitError,
     ProviderServerError,
     ProviderTimeoutError,
@@ -226,12 +227,30 @@ _CONTEXT_PATTERNS: Final = (
     "context window",
     "context length",
     "too many tokens",
+    "exceed_context_size",  # llama.cpp's error type
+    "available context size",  # llama.cpp: "… exceeds the available context size …"
 )
+#: Error types/codes that mean the account has no quota or credit left (OpenAI, Anthropic).
+_QUOTA_KINDS: Final = frozenset({"insufficient_quota", "billing_error"})
 
 
 def _is_context_overflow(message: str, kind: str | None, code: str | None) -> bool:
     haystack = " ".join(part for part in (message, kind or "", code or "") if part).lower()
     return any(pattern in haystack for pattern in _CONTEXT_PATTERNS)
+
+
+def _is_quota(kind: str | None, code: str | None) -> bool:
+    return kind in _QUOTA_KINDS or code in _QUOTA_KINDS
+
+
+def _quota_error(where: str, detail: str, **common: Any) -> ProviderQuotaError:
+    return ProviderQuotaError(
+        f"{where}: the account has no quota or credit left ({detail}). Check your plan and "
+        "billing at the provider (or pick another provider in Settings); trying again will "
+        "not help until then.",
+        retryable=False,
+        **common,
+    )
 
 
 def _clip(text: str) -> str:
@@ -284,6 +303,8 @@ def error_from_response(
             retryable=False,
             **common,
         )
+    if status == 402 or _is_quota(kind, code):
+        return _quota_error(where, detail, **common)
     if status in (400, 413, 422):
         if _is_context_overflow(message, kind, code):
             return ProviderContextLengthError(
@@ -339,6 +360,8 @@ def error_from_event(
             f"{where}: {detail}. The provider is overloaded; try again shortly.",
             status_code=529,
         )
+    if _is_quota(kind, code):
+        return _quota_error(where, detail)
     if kind in ("rate_limit_error", "rate_limit_exceeded") or code == "rate_limit_exceeded":
         return ProviderRateLimitError(
             f"{where}: {detail}. Wait a moment and try again.", status_code=429

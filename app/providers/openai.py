@@ -5,25 +5,37 @@ Owns :class:`OpenAICompatibleModel` and :class:`OpenAIStreamParser`, the pure fo
 
 - text comes from ``delta.content`` (``null`` and ``""`` are skipped); a ``delta.refusal`` is
   shown as text and ends the step as ``REFUSAL``;
-- tool calls are assembled by ``index`` (the id and name come once, the arguments in pieces)
-  and emitted when the choice finishes, whatever its ``finish_reason`` (Ollama says ``stop``);
+- tool calls are assembled by ``id`` and ``index`` (the id and name come once, the arguments in
+  pieces; see :meth:`OpenAIStreamParser._call_for`) and emitted when the choice finishes,
+  whatever its ``finish_reason`` (Ollama says ``stop``). A new ``id`` with a name at an index
+  already in use is a new call (Ollama 0.20 numbers every parallel call 0); a piece with
+  neither id nor index continues the last call (Gemini); a piece with no name and no
+  arguments (Gemini's ``extra_content`` metadata) is ignored;
 - ``finish_reason``: stop→END_TURN, length→MAX_OUTPUT, tool_calls/function_call→TOOL_USE,
-  content_filter→REFUSAL, anything else is kept as the raw string;
+  content_filter→REFUSAL, anything else is kept as the raw string; ``""`` and ``"null"`` on
+  intermediate chunks (Ollama 2024, SGLang, KoboldCpp) are no finish reason;
 - usage comes in a final chunk with empty ``choices`` (``stream_options.include_usage``);
-- the step ends only at ``data: [DONE]``. A body that ends before it (or before a finish
-  reason) raises ``ProviderStreamError``; a ``data: {"error": …}`` event raises the error
-  classified by its type.
+- the step ends at ``data: [DONE]``, or at a clean end of the body after a finish reason
+  (TGI < 2.2, ik_llama.cpp, mistral.rs and oobabooga never send ``[DONE]``). A body that ends
+  before any finish reason raises ``ProviderStreamError``; a ``data: {"error": …}`` event
+  raises the error classified by its type. (A proxy that turns a cut upstream into a clean
+  ``stop`` cannot be told from a complete answer.)
 
 Tool arguments that are not a JSON object raise ``ProviderStreamError`` when the step would
 otherwise run the tool (END_TURN/TOOL_USE): the step is then a failed request (no output yet)
 or a cut one (``INTERRUPTED``), and a tool never runs with arguments the model did not finish.
 When the step ends some other way (e.g. MAX_OUTPUT cut the arguments off), such a call is
 dropped, since those steps never run tools anyway.
+
+``stream_options`` (asking for usage) is sent unless the model is told not to; a server that
+refuses it with HTTP 400/422 naming the field (old vLLM, Fireworks, Azure with data sources) is
+asked once more without it, and that endpoint is asked without it from then on.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass, field
@@ -32,15 +44,18 @@ from typing import Any, Final
 import httpx
 from httpx_sse import ServerSentEvent
 
-from ..errors import ProviderStreamError
+from ..errors import ProviderBadRequestError, ProviderError, ProviderStreamError
 from ..messages import StopReason, ToolCall, Usage
 from ..model import ModelEvent, ModelRequest, StepEnd, TextDelta, ToolCallComplete
 from .base import DEFAULT_TIMEOUT, HTTPModel, model_ids
 from .convert import openai_messages, openai_tools
 from .errors import error_from_event
 from .sse import event_json
+from .whole import openai_events
 
 __all__ = ["FINISH_REASONS", "OpenAICompatibleModel", "OpenAIStreamParser"]
+
+logger = logging.getLogger("app.providers")
 
 FINISH_REASONS: Final[Mapping[str, StopReason]] = {
     "stop": StopReason.END_TURN,
@@ -54,7 +69,8 @@ _RUNS_TOOLS: Final = (StopReason.END_TURN, StopReason.TOOL_USE)
 
 @dataclass(slots=True)
 class _PartialCall:
-    index: int
+    position: int  # 0, 1, … in order of arrival (what messages call "#1", "#2", …)
+    index: int | None = None
     id: str | None = None
     name: str = ""
     arguments: list[str] = field(default_factory=list)
@@ -68,7 +84,9 @@ class OpenAIStreamParser:
     def __init__(self, *, model: str = "", secrets: tuple[str | None, ...] = ()) -> None:
         self._model = model
         self._secrets = secrets
-        self._calls: dict[int, _PartialCall] = {}
+        self._calls: list[_PartialCall] = []
+        self._by_id: dict[str, _PartialCall] = {}
+        self._by_index: dict[int, _PartialCall] = {}  # the latest call given each index
         self._finish: str | None = None
         self._refused = False
         self._usage: Usage | None = None
@@ -117,9 +135,9 @@ class OpenAIStreamParser:
             delta = choice.get("delta") or {}
             if isinstance(delta, Mapping):
                 out.extend(self._delta(delta))
-            finish = choice.get("finish_reason")
+            finish = _finish_reason(choice.get("finish_reason"))
             if finish is not None and self._finish is None:
-                self._finish = str(finish)
+                self._finish = finish
         return out
 
     def _delta(self, delta: Mapping[str, Any]) -> list[ModelEvent]:
@@ -131,24 +149,63 @@ class OpenAIStreamParser:
                 if key == "refusal":
                     self._refused = True
         for raw in delta.get("tool_calls") or ():
-            if not isinstance(raw, Mapping):
-                continue
-            index = raw.get("index")
-            if not isinstance(index, int):
-                index = len(self._calls)  # some servers omit it when sending whole calls
-            partial = self._calls.setdefault(index, _PartialCall(index))
-            if isinstance(raw.get("id"), str) and raw["id"] and partial.id is None:
-                partial.id = raw["id"]
-            function = raw.get("function") or {}
-            if isinstance(function, Mapping):
-                if isinstance(function.get("name"), str) and function["name"]:
-                    partial.name = partial.name or function["name"]
-                pieces = function.get("arguments")
-                if isinstance(pieces, str):
-                    partial.arguments.append(pieces)
-                elif isinstance(pieces, Mapping):  # a few servers send an object, not text
-                    partial.arguments.append(json.dumps(pieces))
+            if isinstance(raw, Mapping):
+                self._tool_piece(raw)
         return out
+
+    def _tool_piece(self, raw: Mapping[str, Any]) -> None:
+        function = raw.get("function")
+        if not isinstance(function, Mapping):
+            function = {}
+        name = function.get("name") if isinstance(function.get("name"), str) else ""
+        pieces = function.get("arguments")
+        if isinstance(pieces, Mapping):  # a few servers send an object, not text
+            pieces = json.dumps(pieces)
+        text = pieces if isinstance(pieces, str) else ""
+        call_id = raw.get("id") if isinstance(raw.get("id"), str) and raw["id"] else None
+        index = raw.get("index")
+        if not isinstance(index, int) or isinstance(index, bool):
+            index = None
+        if not name and not text and call_id not in self._by_id:
+            if call_id is None or index is None:
+                return  # metadata only (Gemini's extra_content) or an empty piece
+        partial = self._call_for(call_id, index, named=bool(name))
+        if call_id is not None and partial.id is None:
+            partial.id = call_id
+            self._by_id[call_id] = partial
+        if name and not partial.name:
+            partial.name = name
+        if text:
+            partial.arguments.append(text)
+
+    def _call_for(self, call_id: str | None, index: int | None, *, named: bool) -> _PartialCall:
+        """The call a tool-call piece belongs to (made if it is a new one).
+
+        By ``id`` when it is known; a new ``id`` at an index whose call already has another id
+        starts a new call when the piece names a tool (Ollama gives every parallel call index
+        0), and otherwise continues that call (servers that re-roll ids on each piece). By
+        ``index`` when there is no id; with neither, the last call continues unless the
+        piece names a tool while that call already has a name.
+        """
+        if call_id is not None and call_id in self._by_id:
+            return self._by_id[call_id]
+        current = self._by_index.get(index) if index is not None else None
+        if index is None and self._calls:
+            current = self._calls[-1]
+        if current is not None:
+            if call_id is not None and current.id is not None and named:
+                return self._new_call(index)  # another id names another tool: a new call
+            if call_id is None and index is None and named and current.name:
+                return self._new_call(index)  # a whole call from a server that numbers none
+            return current
+        return self._new_call(index)
+
+    def _new_call(self, index: int | None) -> _PartialCall:
+        partial = _PartialCall(len(self._calls), index)
+        self._calls.append(partial)
+        if index is not None:
+            self._by_index[index] = partial
+        return partial
 
     def stop_reason(self) -> StopReason | str:
         if self._refused:
@@ -162,15 +219,12 @@ class OpenAIStreamParser:
                 "The answer stopped before the provider said it was finished (no finish "
                 "reason). The connection or the server may have failed; try again."
             )
-        if not self._done:
-            raise ProviderStreamError(
-                "The stream ended without its end marker ([DONE]); the answer may be "
-                "incomplete. Try again."
-            )
+        # A finish reason and then a clean end of the body, without [DONE], is complete:
+        # several servers never send the marker (a cut connection raises before this).
         stop = self.stop_reason()
         out: list[ModelEvent] = []
-        for index in sorted(self._calls):
-            call = self._complete(self._calls[index], strict=stop in _RUNS_TOOLS)
+        for partial in self._calls:
+            call = self._complete(partial, strict=stop in _RUNS_TOOLS)
             if call is not None:
                 out.append(ToolCallComplete(call))
         out.append(StepEnd(stop, usage=self._usage))
@@ -181,7 +235,7 @@ class OpenAIStreamParser:
         problem: str | None = None
         arguments: Any = {}
         if not partial.name:
-            problem = f"a tool call (#{partial.index}) without a tool name"
+            problem = f"a tool call (#{partial.position + 1}) without a tool name"
         elif text:
             try:
                 arguments = json.loads(text)
@@ -201,6 +255,25 @@ class OpenAIStreamParser:
         return None
 
 
+def _refuses_stream_options(err: ProviderError, body: Mapping[str, Any]) -> bool:
+    """Whether ``err`` is a server refusing the ``stream_options`` field that ``body`` sent.
+
+    Old vLLM ("extra_forbidden … 'stream_options'"), Fireworks and Azure with data sources
+    ("Unrecognized request argument supplied: stream_options") answer 400 (or 422) and name it.
+    """
+    return (
+        "stream_options" in body and err.status_code in (400, 422) and "stream_options" in str(err)
+    )
+
+
+def _finish_reason(value: Any) -> str | None:
+    """A chunk's ``finish_reason``, or ``None`` when it says none (``null``, ``""``, ``"null"``)."""
+    if value is None:
+        return None
+    text = str(value).strip()
+    return None if not text or text.lower() == "null" else text
+
+
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
@@ -210,7 +283,10 @@ class OpenAICompatibleModel(HTTPModel):
 
     ``max_tokens_field`` names the output-limit field (``"max_tokens"`` works almost
     everywhere; OpenAI's reasoning models want ``"max_completion_tokens"``).
-    ``include_usage=False`` leaves out ``stream_options`` for servers that reject it.
+    ``stream_options`` (asking for usage): ``None`` (the default) sends it, and if the server
+    refuses it (HTTP 400/422 naming the field) asks once more without it and leaves it out for
+    this endpoint from then on; ``True`` always sends it; ``False`` never does.
+    ``include_usage=False`` is the older spelling of ``stream_options=False``.
     """
 
     provider = "OpenAI-compatible server"
@@ -225,10 +301,14 @@ class OpenAICompatibleModel(HTTPModel):
         headers: Mapping[str, str] | None = None,
         max_tokens_field: str = "max_tokens",
         include_usage: bool = True,
+        stream_options: bool | None = None,
     ) -> None:
         super().__init__(base_url, model, api_key, timeout=timeout, headers=headers)
         self.max_tokens_field = max_tokens_field
         self.include_usage = include_usage
+        self.stream_options = stream_options if include_usage else False
+        #: Endpoints that refused ``stream_options`` (remembered for this model's lifetime).
+        self._refused_stream_options: set[str] = set()
 
     def _auth_headers(self) -> dict[str, str]:
         key = self._api_key()
@@ -241,7 +321,7 @@ class OpenAICompatibleModel(HTTPModel):
             "messages": openai_messages(request.messages, request.system_prompt),
             "stream": True,
         }
-        if self.include_usage:
+        if self._sends_stream_options(self._completions_url()):
             body["stream_options"] = {"include_usage": True}
         if request.tools:
             body["tools"] = openai_tools(request.tools)
@@ -249,11 +329,44 @@ class OpenAICompatibleModel(HTTPModel):
             body[self.max_tokens_field] = request.max_output_tokens
         return body
 
+    def _completions_url(self) -> str:
+        return f"{self.base_url}/chat/completions"
+
+    def _sends_stream_options(self, url: str) -> bool:
+        if self.stream_options is None:
+            return url not in self._refused_stream_options
+        return self.stream_options
+
     def stream(self, request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
-        parser = OpenAIStreamParser(model=self.model, secrets=self._secrets())
-        return self._stream_events(
-            f"{self.base_url}/chat/completions", self.request_body(request), parser
-        )
+        return self._stream(self._completions_url(), self.request_body(request))
+
+    async def _stream(self, url: str, body: dict[str, Any]) -> AsyncGenerator[ModelEvent, None]:
+        started = False
+        try:
+            async for event in self._stream_events(url, body, self._parser()):
+                started = True
+                yield event
+            return
+        except ProviderBadRequestError as err:
+            if started or self.stream_options is not None or not _refuses_stream_options(err, body):
+                raise
+            self._refused_stream_options.add(url)
+            logger.warning(
+                "%s at %s refused stream_options (HTTP %s); asking again without it, and "
+                "without it from now on (no token usage from this server)",
+                self.provider,
+                url,
+                err.status_code,
+            )
+        body = {key: value for key, value in body.items() if key != "stream_options"}
+        async for event in self._stream_events(url, body, self._parser()):
+            yield event
+
+    def _parser(self) -> OpenAIStreamParser:
+        return OpenAIStreamParser(model=self.model, secrets=self._secrets())
+
+    def _whole_answer(self, body: Any) -> list[ServerSentEvent] | None:
+        return openai_events(body)  # a proxy's whole chat.completion despite stream: true
 
     async def list_models(self) -> list[str]:
         """Model ids the server offers (``GET {base_url}/models``)."""

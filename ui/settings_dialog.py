@@ -3,14 +3,19 @@ MCP servers Continuum starts (a name and a command line each).
 
 The key never goes to the settings file or the database. Where this machine has no keyring the
 dialog says so and names the environment variable Continuum reads instead.
+
+"Test connection" tests the fields as they are (not yet saved) in the background on the app's
+event loop (:func:`app.services.test_connection`) and shows what worked as plain ✓/✗/– lines.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import logging
 import shlex
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -30,14 +35,18 @@ from PySide6.QtWidgets import (
 
 from app.services import (
     DEFAULT_KEY_ENV,
+    ConnectionReport,
     McpServerConfig,
     NoKeyringError,
     Settings,
     keyring_available,
     set_api_key,
+    test_connection,
 )
 
 __all__ = ["DEFAULT_URLS", "SettingsDialog"]
+
+log = logging.getLogger(__name__)
 
 DEFAULT_URLS = {
     "openai": "https://api.openai.com/v1",
@@ -52,6 +61,10 @@ _KINDS = [
 
 
 class SettingsDialog(QDialog):
+    #: "Test connection" finished: the :class:`ConnectionReport` now shown (``None`` if the
+    #: test itself failed unexpectedly; the dialog then says so).
+    connectionTested = Signal(object)
+
     def __init__(
         self, settings: Settings, parent: QWidget | None = None, models: list[str] | None = None
     ) -> None:
@@ -85,6 +98,22 @@ class SettingsDialog(QDialog):
         self.key_note.setObjectName("settingsKeyNote")
         self.key_note.setWordWrap(True)
         self.key_note.setTextFormat(Qt.TextFormat.PlainText)  # shows the typed variable name
+        self.test_button = QPushButton("Test connection")
+        self.test_button.setObjectName("testConnectionButton")
+        self.test_button.setAccessibleName("Test connection")
+        self.test_button.setToolTip(
+            "Send a few tiny requests with the settings above (not saved yet) and say what worked"
+        )
+        self.test_button.clicked.connect(self._test_connection)
+        self.test_result = QLabel()
+        self.test_result.setObjectName("testConnectionResult")
+        self.test_result.setAccessibleName("Connection test result")
+        self.test_result.setWordWrap(True)
+        self.test_result.setTextFormat(Qt.TextFormat.PlainText)  # quotes the URL and the server
+        self.test_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.test_result.hide()
+        #: The running connection test, if any (the dialog stops it when it closes).
+        self.connection_test: asyncio.Task[None] | None = None
         self.error = QLabel()
         self.error.setObjectName("settingsError")
         self.error.setWordWrap(True)
@@ -134,6 +163,11 @@ class SettingsDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(self.key_note)
+        test_row = QHBoxLayout()
+        test_row.addWidget(self.test_button)
+        test_row.addStretch(1)
+        layout.addLayout(test_row)
+        layout.addWidget(self.test_result)
         layout.addWidget(mcp_box)
         layout.addWidget(self.error)
         layout.addWidget(buttons)
@@ -205,6 +239,52 @@ class SettingsDialog(QDialog):
                 "This system has no keyring, so Continuum cannot store an API key safely. "
                 f"Set the environment variable {env} to your key before starting Continuum."
             )
+
+    # --- Test connection ---------------------------------------------------------------------
+
+    def _test_connection(self) -> None:
+        """Test the fields as they are now (the typed key, else the stored one), in the
+        background on the app's event loop; the result replaces the progress line."""
+        if self.connection_test is not None and not self.connection_test.done():
+            return
+        settings = self.result_settings()
+        key = self.api_key.text() or None
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # no event loop runs the dialog (never in the app)
+            self._show_test_result("The connection cannot be tested here.")
+            return
+        where = f" to {settings.base_url}" if settings.base_url else ""
+        self._show_test_result(f"Testing the connection{where}…")
+        self.test_button.setEnabled(False)
+        self.connection_test = asyncio.ensure_future(self._run_test(settings, key))
+
+    async def _run_test(self, settings: Settings, key: str | None) -> None:
+        report: ConnectionReport | None = None
+        try:
+            report = await test_connection(settings, key)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # never a traceback in the dialog
+            log.exception("the connection test failed")
+            self._show_test_result(
+                "The connection test failed unexpectedly; the details are in the log."
+            )
+        else:
+            self._show_test_result(report.text())
+        finally:
+            self.test_button.setEnabled(True)
+        self.connectionTested.emit(report)
+
+    def _show_test_result(self, text: str) -> None:
+        self.test_result.setText(text)
+        self.test_result.show()
+
+    def done(self, result: int) -> None:
+        """Closing (Save or Cancel) stops a running connection test."""
+        if self.connection_test is not None and not self.connection_test.done():
+            self.connection_test.cancel()
+        super().done(result)
 
     def result_settings(self) -> Settings:
         kind = self.provider.currentData()

@@ -9,7 +9,8 @@ It owns the data folder (one SQLite database, settings, lock files) and the
 * :mod:`.approval` — the person's answer to "may this tool run?" and the order it is recorded in;
 * :mod:`.mcp` — the configured MCP servers' lifecycle;
 * :mod:`.recovery` — requests the app died in, damaged databases, what the Resume bar needs;
-* :mod:`.models` — settings → provider model, and the simulator for "try it offline".
+* :mod:`.models` — settings → provider model, and the simulator for "try it offline";
+* :mod:`.connection` — Settings' "Test connection": tiny requests, and in words what worked.
 
 The UI only renders events and calls these methods; it never writes to the database itself.
 This package and ``app`` are the UI's declared surface: ``__all__`` re-exports every other name
@@ -47,6 +48,7 @@ from ..tools.mcp import McpServerConfig, McpToolSource
 from . import models as _models
 from . import recovery as _recovery
 from .approval import ApprovalDecision, Approvals, UIApprover
+from .connection import Check, ConnectionReport, test_connection
 from .failures import close_logged, describe_failure, is_expected, log_location
 from .mcp import McpServers
 from .models import Models, NoModel, simulator_settings
@@ -69,6 +71,8 @@ __all__ = [
     "MAY_STILL_COMPLETE",
     "RETRY_TEXT",
     "BlockedReason",
+    "Check",
+    "ConnectionReport",
     "LocalServer",
     "McpServerConfig",
     "NoKeyringError",
@@ -78,6 +82,7 @@ __all__ = [
     "ToolOutcome",
     "keyring_available",
     "set_api_key",
+    "test_connection",
 ]
 
 

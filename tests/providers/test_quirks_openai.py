@@ -1,0 +1,341 @@
+"""OpenAI-compatible servers as they really stream (issue 13), served from recorded bytes.
+
+Each case serves files of ``tests/providers/quirks/`` (``.sse`` bodies sent chunked, one HTTP
+chunk per event, and ``.http`` whole responses; see each file's ``.md``) on 127.0.0.1, runs a
+real :class:`~app.Agent` on a real SQLite file through :class:`OpenAICompatibleModel`, and
+checks what the database holds, which tools ran and what was sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app import (
+    Agent,
+    AgentRunConfig,
+    AssistantMessage,
+    Message,
+    ProviderBadRequestError,
+    ProviderStreamError,
+    ResumeKind,
+    RetryPolicy,
+    SQLiteSessionExtension,
+    StopReason,
+    ToolMessage,
+    UserMessage,
+)
+from app.errors import ProviderError
+from app.providers import OpenAICompatibleModel
+from app.storage import SQLiteSessionStore
+
+from .conftest import BOUND
+
+QUIRKS = Path(__file__).resolve().parent / "quirks"
+FAST = RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=1.0)
+#: A plain, standard answer: what the model says after a tool round.
+FOLLOW_UP = (
+    'data: {"id":"chatcmpl-9","object":"chat.completion.chunk","created":1,"model":"m",'
+    '"choices":[{"index":0,"delta":{"role":"assistant","content":"All read."},'
+    '"finish_reason":null}]}\n\n'
+    'data: {"id":"chatcmpl-9","object":"chat.completion.chunk","created":1,"model":"m",'
+    '"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'
+    "data: [DONE]\n\n"
+)
+
+
+def sse_response(body: str) -> bytes:
+    """``body`` (SSE text) as a chunked 200 response, one HTTP chunk per event."""
+    head = (
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n"
+        b"transfer-encoding: chunked\r\nconnection: close\r\n\r\n"
+    )
+    chunks = [
+        f"{len(part.encode()):x}\r\n".encode() + part.encode() + b"\r\n"
+        for part in (event + "\n\n" for event in body.split("\n\n") if event)
+    ]
+    return head + b"".join(chunks) + b"0\r\n\r\n"
+
+
+def recorded(name: str) -> bytes:
+    """The answer for ``quirks/<name>``: an ``.sse`` body, or an ``.http`` whole response."""
+    raw = (QUIRKS / name).read_bytes()
+    if name.endswith(".sse"):
+        return sse_response(raw.decode("utf-8"))
+    head, _, body = raw.partition(b"\n\n")
+    return b"\r\n".join(head.split(b"\n")) + b"\r\n\r\n" + body
+
+
+class QuirkServer:
+    """Answers each completion request with the next queued response.
+
+    ``refuse_stream_options`` (a response) answers every request whose body has
+    ``stream_options`` without using up the queue, like a server that rejects the field.
+    """
+
+    def __init__(self) -> None:
+        self.queue: list[bytes] = []
+        self.refuse_stream_options: bytes | None = None
+        self.bodies: list[dict[str, Any]] = []
+        self._server: asyncio.Server | None = None
+        self.port = 0
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def serve(self, *answers: str | bytes) -> None:
+        self.queue = [a if isinstance(a, bytes) else recorded(a) for a in answers]
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        length = next(
+            (int(line.split(":", 1)[1]) for line in lines
+             if line.lower().startswith("content-length:")),
+            0,
+        )  # fmt: skip
+        body = json.loads(await reader.readexactly(length)) if length else {}
+        self.bodies.append(body)
+        if self.refuse_stream_options is not None and "stream_options" in body:
+            answer = self.refuse_stream_options
+        else:
+            answer = self.queue.pop(0)
+        writer.write(answer)
+        await writer.drain()
+        writer.close()
+        await writer.wait_closed()
+
+
+class Run:
+    """One conversation on a real SQLite file, through the real provider class."""
+
+    def __init__(self, server: QuirkServer, db: Path) -> None:
+        self.server = server
+        self.db = db
+        self.extension = SQLiteSessionExtension(db)
+        self.notes: list[str] = []
+        self.models: list[OpenAICompatibleModel] = []
+
+    async def agent(self, **options: Any) -> Agent:
+        model = OpenAICompatibleModel(
+            self.server.base_url, "m", "sk-test-1234567", timeout=5, **options
+        )
+        self.models.append(model)
+
+        def read_note(path: str) -> str:
+            """Read a note."""
+            self.notes.append(path)
+            return f"contents of {path}"
+
+        return await Agent.create(
+            model,
+            config=AgentRunConfig("s1", retry=FAST),
+            tools=[read_note],
+            extensions=[self.extension],
+        )
+
+    async def run(self, text: str = "read my notes", **options: Any) -> AssistantMessage:
+        agent = await self.agent(**options)
+        async with asyncio.timeout(BOUND):
+            return await agent.run(text)
+
+    async def saved(self) -> list[Message]:
+        """The history as a fresh connection to the file reads it (what a relaunch sees)."""
+        store = SQLiteSessionStore(self.db)
+        try:
+            await store.open()
+            return await store.load("s1")
+        finally:
+            await store.close()
+
+    async def close(self) -> None:
+        for model in self.models:
+            await model.aclose()
+        await self.extension.storage.close()
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[QuirkServer]:
+    item = QuirkServer()
+    await item.start()
+    yield item
+    async with asyncio.timeout(BOUND):
+        await item.stop()
+
+
+@pytest.fixture
+async def conversation(server: QuirkServer, tmp_path: Path) -> AsyncIterator[Run]:
+    item = Run(server, tmp_path / "continuum.sqlite")
+    yield item
+    async with asyncio.timeout(BOUND):
+        await item.close()
+
+
+def kinds(history: list[Message]) -> list[str]:
+    names = {UserMessage: "user", AssistantMessage: "assistant", ToolMessage: "tool"}
+    return [names.get(type(m), type(m).__name__) for m in history]
+
+
+async def tool_round(
+    conversation: Run, calls: list[tuple[str, str]], *, requests: int = 2
+) -> list[Message]:
+    """Checks a run that ran ``calls`` (id, path) in order, then answered "All read."."""
+    reply = await conversation.run()
+    assert reply.content == "All read." and reply.stop_reason is StopReason.END_TURN
+    assert conversation.notes == [path for _, path in calls]
+    history = await conversation.saved()
+    assert kinds(history) == ["user", "assistant"] + ["tool"] * len(calls) + ["assistant"]
+    step = history[1]
+    assert isinstance(step, AssistantMessage)
+    assert [(c.id, c.name, dict(c.arguments)) for c in step.tool_calls] == [
+        (call_id, "read_note", {"path": path}) for call_id, path in calls
+    ]
+    results = [m for m in history if isinstance(m, ToolMessage)]
+    assert [(m.tool_call_id, m.content) for m in results] == [
+        (call_id, f"contents of {path}") for call_id, path in calls
+    ]
+    assert len(conversation.server.bodies) == requests
+    return history
+
+
+# --- tool calls -------------------------------------------------------------------------------
+
+
+async def test_ollama_parallel_tool_calls_all_index_0_are_separate_calls(
+    server: QuirkServer, conversation: Run
+) -> None:
+    server.serve("ollama-0.20-parallel-tools-index0.sse", sse_response(FOLLOW_UP))
+    await tool_round(
+        conversation,
+        [("call_k2x9d1qa", "a.txt"), ("call_7fh3m0zp", "b.txt"), ("call_q81vz5nc", "c.txt")],
+    )
+
+
+async def test_gemini_tool_deltas_without_index_merge_by_id_and_position(
+    server: QuirkServer, conversation: Run
+) -> None:
+    server.serve("gemini-openai-compat-tool-deltas-no-index.sse", sse_response(FOLLOW_UP))
+    await tool_round(
+        conversation,
+        [("function-call-5190412338101951207", "a.txt"),
+         ("function-call-5190412338101951208", "b.txt")],
+    )  # fmt: skip
+
+
+# --- finish reasons -------------------------------------------------------------------------
+
+
+async def test_ollama_empty_finish_reason_on_chunks_is_ignored(
+    server: QuirkServer, conversation: Run
+) -> None:
+    server.serve("ollama-2024-finish-reason-empty.sse", sse_response(FOLLOW_UP))
+    history = await tool_round(conversation, [("call_ab12cd34", "todo.txt")])
+    step = history[1]  # "stop" with calls: the runtime saves it as the tool use it is
+    assert isinstance(step, AssistantMessage) and step.stop_reason is StopReason.TOOL_USE
+
+
+async def test_koboldcpp_null_string_finish_reason_is_ignored(
+    server: QuirkServer, conversation: Run
+) -> None:
+    server.serve("koboldcpp-1.7x-finish-reason-null-string.sse")
+    reply = await conversation.run("what do I need?")
+    assert reply.content == "Milk, eggs and bread." and reply.stop_reason is StopReason.END_TURN
+    history = await conversation.saved()
+    assert kinds(history) == ["user", "assistant"]
+    assert history[-1] == reply
+
+
+async def test_finish_reason_then_clean_end_without_done_is_complete(
+    server: QuirkServer, conversation: Run
+) -> None:
+    server.serve("tgi-2.1-finish-without-done.sse")
+    reply = await conversation.run("what do I need?")
+    assert reply.content == "Milk and eggs." and reply.stop_reason is StopReason.END_TURN
+    assert kinds(await conversation.saved()) == ["user", "assistant"]
+    assert len(server.bodies) == 1
+    agent = await conversation.agent()
+    assert await agent.resume_point() is None
+
+
+async def test_clean_end_without_finish_reason_stays_interrupted(
+    server: QuirkServer, conversation: Run
+) -> None:
+    server.serve("tgi-2.1-cut-before-finish.sse")
+    with pytest.raises(ProviderStreamError, match="no finish reason"):
+        await conversation.run("what do I need?")
+    history = await conversation.saved()
+    assert kinds(history) == ["user", "assistant"]
+    partial = history[-1]
+    assert isinstance(partial, AssistantMessage)
+    assert partial.content == "Milk and eggs" and partial.stop_reason is StopReason.INTERRUPTED
+    assert len(server.bodies) == 1  # output had started: never retried
+    agent = await conversation.agent()
+    point = await agent.resume_point()
+    assert point is not None and point.kind is ResumeKind.RETRY_RESPONSE
+
+
+# --- stream_options refused ---------------------------------------------------------------
+
+REFUSALS = [
+    "vllm-0.4-400-stream-options-extra-forbidden.http",
+    "azure-openai-on-your-data-400-stream-options.http",
+]
+
+
+@pytest.mark.parametrize("refusal", REFUSALS)
+async def test_stream_options_refused_is_retried_without_it_and_remembered(
+    server: QuirkServer, conversation: Run, refusal: str
+) -> None:
+    server.refuse_stream_options = recorded(refusal)
+    server.serve("ollama-2024-finish-reason-empty.sse", sse_response(FOLLOW_UP))
+    await tool_round(conversation, [("call_ab12cd34", "todo.txt")], requests=3)
+    # the first step: refused, then once without; the second step goes without at once
+    assert ["stream_options" in body for body in server.bodies] == [True, False, False]
+    first, retried = server.bodies[0], server.bodies[1]
+    assert {k: v for k, v in first.items() if k != "stream_options"} == retried
+
+
+async def test_stream_options_forced_on_is_not_dropped(
+    server: QuirkServer, conversation: Run
+) -> None:
+    server.refuse_stream_options = recorded(REFUSALS[0])
+    with pytest.raises(ProviderBadRequestError, match="stream_options"):
+        await conversation.run(stream_options=True)
+    assert len(server.bodies) == 1
+    assert kinds(await conversation.saved()) == ["user"]
+
+
+async def test_stream_options_off_is_never_sent(server: QuirkServer, conversation: Run) -> None:
+    server.refuse_stream_options = recorded(REFUSALS[0])
+    server.serve("koboldcpp-1.7x-finish-reason-null-string.sse")
+    reply = await conversation.run(stream_options=False)
+    assert reply.content == "Milk, eggs and bread."
+    assert ["stream_options" in body for body in server.bodies] == [False]
+
+
+async def test_other_bad_request_is_not_retried_without_stream_options(
+    server: QuirkServer, conversation: Run
+) -> None:
+    body = b'{"error":{"message":"Unknown tool_choice value","type":"invalid_request_error"}}'
+    server.serve(
+        b"HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\n"
+        b"content-length: %d\r\nconnection: close\r\n\r\n" % len(body) + body
+    )
+    with pytest.raises(ProviderError, match="Unknown tool_choice"):
+        await conversation.run()
+    assert len(server.bodies) == 1 and "stream_options" in server.bodies[0]

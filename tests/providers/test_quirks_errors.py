@@ -30,7 +30,10 @@ from app import (
     UserMessage,
 )
 from app.errors import ProviderError, ProviderQuotaError, ProviderRateLimitError
+from app.messages import Reasoning
+from app.model import ReasoningComplete, StepEnd, TextDelta
 from app.providers import AnthropicModel, OpenAICompatibleModel
+from app.providers.anthropic import AnthropicStreamParser
 from app.providers.base import HTTPModel
 from app.providers.errors import error_from_event, error_from_response
 from app.providers.sse import SSEDecoder, looks_like_sse, sse_lines
@@ -349,3 +352,25 @@ def test_quota_and_context_statuses(status: int, body: str, expected: type) -> N
 def test_quota_and_context_in_a_stream(data: Any, expected: type) -> None:
     err = error_from_event(data, provider="P", model="m")
     assert type(err) is expected and not err.retryable
+
+
+def test_whole_anthropic_answer_keeps_thinking_and_its_signature() -> None:
+    body = {
+        "type": "message",
+        "content": [
+            {"type": "thinking", "thinking": "hmm", "signature": "sig-1"},
+            {"type": "redacted_thinking", "data": "opaque"},
+            {"type": "text", "text": "hi"},
+        ],
+        "stop_reason": "end_turn",
+        "usage": {"input_tokens": 3, "output_tokens": 4},
+    }
+    parser = AnthropicStreamParser()
+    events = [event for sse in anthropic_events(body) or [] for event in parser.feed(sse)]
+    events += parser.finish()
+    parts = [e.part for e in events if isinstance(e, ReasoningComplete)]
+    assert parts == [Reasoning("hmm", signature="sig-1"), Reasoning(redacted="opaque")]
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["hi"]
+    end = events[-1]
+    assert isinstance(end, StepEnd) and end.stop_reason is StopReason.END_TURN
+    assert end.usage is not None and (end.usage.input_tokens, end.usage.output_tokens) == (3, 4)

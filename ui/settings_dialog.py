@@ -257,9 +257,13 @@ class SettingsDialog(QDialog):
         where = f" to {settings.base_url}" if settings.base_url else ""
         self._show_test_result(f"Testing the connection{where}…")
         self.test_button.setEnabled(False)
-        self.connection_test = asyncio.ensure_future(self._run_test(settings, key))
+        task = asyncio.ensure_future(self._run_test(settings, key))
+        self.connection_test = task
+        # Deleted with its window (no done() then): stop the test, which then touches nothing.
+        self.destroyed.connect(lambda *_: task.cancel())
 
     async def _run_test(self, settings: Settings, key: str | None) -> None:
+        """Run the test and show its report; cancelled (the dialog closed), it shows nothing."""
         report: ConnectionReport | None = None
         try:
             report = await test_connection(settings, key)
@@ -272,8 +276,7 @@ class SettingsDialog(QDialog):
             )
         else:
             self._show_test_result(report.text())
-        finally:
-            self.test_button.setEnabled(True)
+        self.test_button.setEnabled(True)
         self.connectionTested.emit(report)
 
     def _show_test_result(self, text: str) -> None:
@@ -284,6 +287,8 @@ class SettingsDialog(QDialog):
         """Closing (Save or Cancel) stops a running connection test."""
         if self.connection_test is not None and not self.connection_test.done():
             self.connection_test.cancel()
+            self.test_button.setEnabled(True)
+            self.test_result.hide()
         super().done(result)
 
     def result_settings(self) -> Settings:

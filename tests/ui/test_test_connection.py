@@ -8,8 +8,9 @@ import asyncio
 import socket
 from typing import Any
 
+import shiboken6
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QPushButton
+from PySide6.QtWidgets import QLabel, QPushButton, QWidget
 
 from app.settings import Settings
 from app.simulator import Simulator
@@ -108,12 +109,35 @@ def test_closing_the_dialog_stops_a_running_test(qtbot: Any, run: Any) -> None:
             qtbot.addWidget(dialog)
             button, _label = parts(dialog)
             button.click()
+            assert not button.isEnabled()
             task = dialog.connection_test
             assert task is not None
             await until(sim.model_requests, what="the stalled request to arrive")
             dialog.reject()
             await asyncio.wait({task})
             assert task.cancelled()
+            assert button.isEnabled()  # shown again, it can test again
             await asyncio.wait_for(sim.wait_idle(), 5)  # its connection was closed
+
+    run(scenario())
+
+
+def test_a_test_running_when_the_window_goes_away_ends_quietly(qtbot: Any, run: Any) -> None:
+    async def scenario() -> None:
+        async with Simulator() as sim:
+            sim.enqueue("stall_after=0")
+            window = QWidget()
+            dialog = SettingsDialog(
+                Settings(provider_kind="openai", base_url=sim.openai_base_url, model="sim-echo"),
+                window,
+            )
+            parts(dialog)[0].click()
+            task = dialog.connection_test
+            assert task is not None
+            await until(sim.model_requests, what="the stalled request to arrive")
+            shiboken6.delete(window)  # the dialog goes with its window, never closed (no done())
+            await asyncio.wait({task})
+            assert task.cancelled()  # not an error on a deleted widget
+            await asyncio.wait_for(sim.wait_idle(), 5)
 
     run(scenario())

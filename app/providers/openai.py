@@ -5,6 +5,9 @@ Owns :class:`OpenAICompatibleModel` and :class:`OpenAIStreamParser`, the pure fo
 
 - text comes from ``delta.content`` (``null`` and ``""`` are skipped); a ``delta.refusal`` is
   shown as text and ends the step as ``REFUSAL``;
+- thinking comes from ``delta.reasoning_content`` (DeepSeek, vLLM) or ``delta.reasoning``
+  (Ollama, LM Studio, OpenRouter; the first when a delta has both) as ``ReasoningDelta``
+  pieces; the runtime keeps them as one unsigned part, never sent back;
 - tool calls are assembled by ``id`` and ``index`` (the id and name come once, the arguments in
   pieces; see :meth:`OpenAIStreamParser._call_for`) and emitted when the choice finishes,
   whatever its ``finish_reason`` (Ollama says ``stop``). A new ``id`` with a name at an index
@@ -46,7 +49,14 @@ from httpx_sse import ServerSentEvent
 
 from ..errors import ProviderBadRequestError, ProviderError, ProviderStreamError
 from ..messages import StopReason, ToolCall, Usage
-from ..model import ModelEvent, ModelRequest, StepEnd, TextDelta, ToolCallComplete
+from ..model import (
+    ModelEvent,
+    ModelRequest,
+    ReasoningDelta,
+    StepEnd,
+    TextDelta,
+    ToolCallComplete,
+)
 from .base import DEFAULT_TIMEOUT, HTTPModel, model_ids
 from .convert import openai_messages, openai_tools
 from .errors import error_from_event
@@ -142,6 +152,11 @@ class OpenAIStreamParser:
 
     def _delta(self, delta: Mapping[str, Any]) -> list[ModelEvent]:
         out: list[ModelEvent] = []
+        thought = delta.get("reasoning_content")  # DeepSeek, vLLM
+        if not (isinstance(thought, str) and thought):
+            thought = delta.get("reasoning")  # Ollama, LM Studio, OpenRouter, newer vLLM
+        if isinstance(thought, str) and thought:
+            out.append(ReasoningDelta(thought))
         for key in ("content", "refusal"):
             text = delta.get(key)
             if isinstance(text, str) and text:

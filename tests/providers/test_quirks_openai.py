@@ -339,3 +339,49 @@ async def test_other_bad_request_is_not_retried_without_stream_options(
     with pytest.raises(ProviderError, match="Unknown tool_choice"):
         await conversation.run()
     assert len(server.bodies) == 1 and "stream_options" in server.bodies[0]
+
+
+# --- reasoning deltas ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "thought", "answer"),
+    [
+        # delta.reasoning_content (DeepSeek, vLLM)
+        ("deepseek-reasoner-reasoning-content.sse",
+         "The list says milk and eggs; answer briefly.", "Milk and eggs."),
+        # delta.reasoning (Ollama, LM Studio, OpenRouter)
+        ("ollama-0.20-reasoning-field.sse", "The note lists milk and eggs.", "Milk and eggs."),
+    ],
+)  # fmt: skip
+async def test_reasoning_deltas_are_saved_and_never_sent_back(
+    server: QuirkServer, conversation: Run, name: str, thought: str, answer: str
+) -> None:
+    server.serve(name, "koboldcpp-1.7x-finish-reason-null-string.sse")
+    reply = await conversation.run("what do I need?")
+    assert reply.content == answer and reply.stop_reason is StopReason.END_TURN
+    assert [part.text for part in reply.reasoning] == [thought]
+    assert all(part.signature is None and part.redacted is None for part in reply.reasoning)
+    history = await conversation.saved()  # what a relaunch reads
+    assert kinds(history) == ["user", "assistant"] and history[-1] == reply
+    # The next turn sends the answer without its thinking (DeepSeek refuses it back).
+    await conversation.run("and then?")
+    sent = server.bodies[1]["messages"]
+    assistant = [m for m in sent if m["role"] == "assistant"]
+    assert assistant == [{"role": "assistant", "content": answer}]
+    assert thought not in json.dumps(server.bodies[1])
+
+
+async def test_reasoning_cut_before_the_answer_is_kept_as_interrupted(
+    server: QuirkServer, conversation: Run
+) -> None:
+    server.serve("deepseek-reasoner-cut-while-thinking.sse")
+    with pytest.raises(ProviderStreamError, match="no finish reason"):
+        await conversation.run("what do I need?")
+    assert len(server.bodies) == 1  # thinking had streamed: a cut answer, not a failed request
+    history = await conversation.saved()
+    assert kinds(history) == ["user", "assistant"]
+    partial = history[-1]
+    assert isinstance(partial, AssistantMessage) and partial.content == ""
+    assert partial.stop_reason is StopReason.INTERRUPTED
+    assert [part.text for part in partial.reasoning] == ["The list says milk and eggs; "]

@@ -6,10 +6,22 @@ from __future__ import annotations
 
 import socket
 
+import httpx
 import pytest
 
+from app.errors import (
+    ProviderAuthError,
+    ProviderBadRequestError,
+    ProviderConnectionError,
+    ProviderContextLengthError,
+    ProviderNotFoundError,
+    ProviderRateLimitError,
+    ProviderServerError,
+    ProviderStreamError,
+    ProviderTimeoutError,
+)
 from app.services import ConnectionReport, connection
-from app.services.connection import Failure, Outcome, Probes, report_from
+from app.services.connection import Failure, Outcome, Probes, outcome_of, report_from
 from app.settings import Settings
 from app.simulator import Simulator
 
@@ -316,3 +328,40 @@ async def test_a_called_tool_is_reported() -> None:
         report = await connection.test_connection(settings_for(sim), KEY)
         assert marks(report) == "✓✓✓✓✓", report.text()
         assert "called it" in report.checks[4].words
+
+
+def _caused(err: Exception, cause: Exception) -> Exception:
+    err.__cause__ = cause
+    return err
+
+
+@pytest.mark.parametrize(
+    ("err", "kind"),
+    [
+        (TimeoutError(), Failure.TIMEOUT),
+        (
+            _caused(ProviderConnectionError("no"), httpx.ConnectError("refused")),
+            Failure.UNREACHABLE,
+        ),
+        (_caused(ProviderTimeoutError("slow"), httpx.ConnectTimeout("t")), Failure.UNREACHABLE),
+        (_caused(ProviderTimeoutError("slow"), httpx.ReadTimeout("t")), Failure.TIMEOUT),
+        (ProviderConnectionError("bad URL", retryable=False), Failure.BAD_SETTING),
+        (_caused(ProviderConnectionError("cut"), httpx.RemoteProtocolError("x")), Failure.BROKEN),
+        (ProviderAuthError(f"refused {KEY}"), Failure.KEY_REFUSED),
+        (ProviderNotFoundError("404"), Failure.NOT_FOUND),
+        (ProviderBadRequestError("400"), Failure.REFUSED),
+        (ProviderContextLengthError("full"), Failure.REFUSED),
+        (ProviderRateLimitError("429"), Failure.BUSY),
+        (ProviderServerError("503"), Failure.BUSY),
+        (ProviderStreamError("cut"), Failure.BROKEN),
+        (KeyError("bug"), Failure.BROKEN),
+    ],
+)
+def test_what_each_error_counts_as(err: Exception, kind: Failure) -> None:
+    outcome = outcome_of(err, seconds=20, secrets=(KEY,))
+    assert outcome.failure is kind
+    assert KEY not in outcome.message
+    if kind is Failure.TIMEOUT:
+        assert outcome.message == "No answer within 20 s."
+    if isinstance(err, KeyError):
+        assert outcome.message.startswith("The test failed unexpectedly (KeyError)")

@@ -21,6 +21,7 @@ from app import (
     FunctionTool,
     MessageSavedEvent,
     ModelStoppedEvent,
+    ReasoningDeltaEvent,
     ResumeKind,
     RetryEvent,
     RunCompletedEvent,
@@ -350,6 +351,8 @@ class ConversationController(QObject):
         model = self.model
         if isinstance(event, TextDeltaEvent):
             model.append_delta(event.text)
+        elif isinstance(event, ReasoningDeltaEvent):
+            model.append_reasoning(event.text)  # shown collapsed: "Thinking…"
         elif isinstance(event, ToolCallEvent):
             model.tool_called(event.call)
         elif isinstance(event, ToolResultEvent):

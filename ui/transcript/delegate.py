@@ -2,8 +2,8 @@
 
 Rows are painted from the documents :mod:`.render` builds. Only the part of a row the device can
 show is drawn; rows without a render are laid out with an estimated height and corrected once
-painted. Anchors are only followed on a click: copy a code block, open/close a tool card, or hand
-an http/https link to the view.
+painted. Anchors are only followed on a click: copy a code block, open/close a tool card or an
+answer's reasoning, or hand an http/https link to the view.
 """
 
 from __future__ import annotations
@@ -186,6 +186,8 @@ class TranscriptDelegate(QStyledItemDelegate):
         line, char, small_line = metrics
         header = small_line if header_html(item) else 0.0
         footer = small_line if footer_html(item) else 0.0
+        if item.has_reasoning:
+            header += small_line  # the collapsed "Thought for N s" line (opened rows are exact)
         if item.kind is ItemKind.NOTE:
             return header
         if item.kind is ItemKind.TOOL:
@@ -267,7 +269,12 @@ class TranscriptDelegate(QStyledItemDelegate):
             pal = QPalette(palette)
             colour = (
                 muted
-                if (doc is render.header or doc is render.footer or item.kind is ItemKind.NOTE)
+                if (
+                    doc is render.header
+                    or doc is render.footer
+                    or doc is render.reasoning  # dimmed: not the answer
+                    or item.kind is ItemKind.NOTE
+                )
                 else text_colour
             )
             pal.setColor(QPalette.ColorRole.Text, colour)

@@ -3,8 +3,8 @@
 What the rows are, and how messages and agent events change them, is decided in :mod:`.rows`
 (pure Python); this adapter applies each :class:`~.rows.RowChange` between Qt's begin/end calls.
 New messages insert rows; a streaming answer changes one row, announced with
-``dataChanged(row, row)`` — never a reset. Text deltas are coalesced by a short timer so thousands
-of tokens per second become at most ~60 updates per second.
+``dataChanged(row, row)`` — never a reset. Text and reasoning deltas are coalesced by a short
+timer so thousands of tokens per second become at most ~60 updates per second.
 """
 
 from __future__ import annotations
@@ -65,6 +65,7 @@ class TranscriptModel(QAbstractListModel):
         super().__init__(parent)
         self._rows = Rows()
         self._pending: list[str] = []
+        self._pending_reasoning: list[str] = []
         self._flush = QTimer(self)
         self._flush.setSingleShot(True)
         self._flush.setInterval(FLUSH_INTERVAL_MS)
@@ -102,7 +103,8 @@ class TranscriptModel(QAbstractListModel):
         if not index.isValid() or role != Roles.EXPANDED:
             return False
         item = self._rows.items[index.row()]
-        if item.kind is not ItemKind.TOOL:
+        # A tool card opens its arguments and result; an answer its reasoning.
+        if item.kind is not ItemKind.TOOL and not item.has_reasoning:
             return False
         item.expanded = bool(value)
         item.touch()
@@ -174,6 +176,7 @@ class TranscriptModel(QAbstractListModel):
     def clear(self) -> None:
         self._flush.stop()
         self._pending.clear()
+        self._pending_reasoning.clear()
         self.beginResetModel()  # opening another conversation: a reset is the honest signal
         self._rows = Rows()
         self.endResetModel()
@@ -210,6 +213,7 @@ class TranscriptModel(QAbstractListModel):
         if item is self._rows.streaming:
             self._flush.stop()
             self._pending.clear()
+            self._pending_reasoning.clear()
         self._apply(self._rows.remove(item))
 
     def append_delta(self, text: str) -> None:
@@ -221,8 +225,23 @@ class TranscriptModel(QAbstractListModel):
         if not self._flush.isActive():
             self._flush.start()
 
+    def append_reasoning(self, text: str) -> None:
+        """Queue streamed reasoning (shown "Thinking…" until answer text arrives)."""
+        if not text:
+            return
+        if self._pending:
+            self.flush()  # keep the order: text already queued came first
+        self._pending_reasoning.append(text)
+        if not self._flush.isActive():
+            self._flush.start()
+
     def flush(self) -> None:
         self._flush.stop()
+        if self._pending_reasoning:
+            # Reasoning opens the live row itself (it may come before any text).
+            thought = "".join(self._pending_reasoning)
+            self._pending_reasoning.clear()
+            self._apply(self._rows.grow_reasoning(thought))
         if self._rows.streaming is None or not self._pending:
             self._pending.clear()
             return

@@ -4,8 +4,10 @@ Each row is drawn from a :class:`MessageRender`, a short stack of ``QTextDocumen
 streaming answer keeps its finished blocks as rendered chunks and re-renders only the unfinished
 tail each frame, so the cost of a frame does not grow with the answer's length; a finished answer
 is rendered in the same pieces (long blocks cut where streaming cut them). What one row shows is
-bounded in characters and in lines (beyond either, plain text cut with a note). Documents never
-load resources (``loadResource`` returns nothing).
+bounded in characters and in lines (beyond either, plain text cut with a note). An answer's
+reasoning is its own small document under the header: a toggle line ("▸ Thought for 3 s") and,
+when open, the reasoning as escaped plain text (never Markdown), rebuilt only when it changes.
+Documents never load resources (``loadResource`` returns nothing).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from PySide6.QtCore import QUrl
 from PySide6.QtGui import QFont, QPalette, QTextDocument, QTextOption
 
 from .markdown import long_block_cuts, render_markdown, stable_boundary
-from .rows import ItemKind, ToolState, TranscriptItem
+from .rows import ItemKind, ToolState, TranscriptItem, reasoning_label
 
 __all__ = [
     "LONG_RUN",
@@ -33,6 +35,7 @@ __all__ = [
     "has_long_run",
     "header_html",
     "is_dark",
+    "reasoning_html",
     "shown_end",
     "tool_html",
     "update_render",
@@ -138,6 +141,8 @@ class MessageRender:
     width: float
     dark: bool
     header: QTextDocument | None = None
+    reasoning: QTextDocument | None = None  # the reasoning's toggle line (and text when open)
+    reasoning_key: tuple[object, ...] = ()  # what ``reasoning`` was built from
     chunks: list[QTextDocument] = field(default_factory=list)
     footer: QTextDocument | None = None
     code_blocks: list[str] = field(default_factory=list)
@@ -151,6 +156,8 @@ class MessageRender:
 
     def docs(self) -> list[QTextDocument]:
         parts = [self.header] if self.header is not None else []
+        if self.reasoning is not None:
+            parts.append(self.reasoning)
         parts.extend(self.chunks)
         if self.footer is not None:
             parts.append(self.footer)
@@ -178,6 +185,35 @@ def header_html(item: TranscriptItem) -> str:
     if item.kind is ItemKind.NOTE:
         return f"<i>ⓘ {html.escape(item.text)}</i>"
     return ""
+
+
+def reasoning_html(item: TranscriptItem, colour: str = "") -> str:
+    """An answer's reasoning: a toggle line, and when open the text (escaped, plain); "": none.
+
+    ``colour`` (a CSS colour) dims the toggle line like the rest of the reasoning.
+    """
+    label = reasoning_label(item)
+    if not label:
+        return ""
+    arrow = "▾" if item.expanded else "▸"
+    tint = f" color:{colour};" if colour else ""
+    head = (
+        f'<a href="{TOGGLE_SCHEME}:" style="text-decoration:none;{tint}">{arrow} '
+        f"{html.escape(label)}</a>"
+    )
+    if item.thinking:
+        head += " <i>…</i>"
+    if not item.expanded or not item.reasoning:
+        return f"<p>{head}</p>"
+    text = item.reasoning
+    end = shown_end(text)
+    shown = html.escape(text[:end])
+    more = (
+        f"<p><i>… {len(text) - end:,} more characters of reasoning (saved in full)</i></p>"
+        if end < len(text)
+        else ""
+    )
+    return f'<p>{head}</p><p style="white-space: pre-wrap;">{shown}</p>{more}'
 
 
 def footer_html(item: TranscriptItem) -> str:
@@ -233,6 +269,15 @@ def update_render(
     render.header = _document(header, width, small, css) if header else None
     footer = footer_html(item)
     render.footer = _document(footer, width, small, css) if footer else None
+    key = (item.reasoning, item.expanded, item.thinking, reasoning_label(item))
+    if key != render.reasoning_key:
+        # Rebuilt only when the reasoning changed: streamed answer text leaves it alone.
+        muted = palette.color(QPalette.ColorRole.PlaceholderText).name()
+        thought = reasoning_html(item, muted)
+        render.reasoning = (
+            _document(thought, width, small, css, source=item.reasoning) if thought else None
+        )
+        render.reasoning_key = key
     if item.kind is ItemKind.TOOL:
         render.chunks = [
             _document(

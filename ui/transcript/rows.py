@@ -7,6 +7,8 @@ returns a :class:`RowChange` (rows to remove, rows to append, rows whose data ch
 touches the row list itself: the Qt model (``model.py``) applies the change between Qt's
 begin/end calls. A tool card's state comes from the result's recorded outcome
 (:func:`tool_state`); only results saved before outcomes existed are read from their text.
+What the model thought before answering (its reasoning) rides on the answer's row, collapsed
+under a one-line label (:func:`reasoning_label`); it is never part of the answer's text.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from app import (
     AssistantMessage,
     InternalMessage,
     Message,
+    Reasoning,
     StopReason,
     ToolCall,
     ToolMessage,
@@ -40,7 +43,9 @@ __all__ = [
     "Rows",
     "ToolState",
     "TranscriptItem",
+    "copy_text",
     "note_label",
+    "reasoning_label",
     "rows_from_history",
     "shown_stop_reason",
     "tool_state",
@@ -95,7 +100,15 @@ class TranscriptItem:
     call: ToolCall | None = None
     result: str | None = None
     state: ToolState | None = None
+    # Tool cards: arguments and result shown; answers: their reasoning shown.
     expanded: bool = False
+    # Answers: what the model thought first (the parts' texts), how long (``None``: unknown),
+    # how many parts the provider hid (redacted), and whether it is thinking right now
+    # (reasoning streams and no answer text has arrived yet).
+    reasoning: str = ""
+    reasoning_seconds: float | None = None
+    reasoning_hidden: int = 0
+    thinking: bool = False
     # Notes: a short visible label; the full internal text goes in the tooltip.
     detail: str = ""
     uid: int = field(default_factory=lambda: next(_ids))
@@ -110,10 +123,72 @@ class TranscriptItem:
             return ""
         return json.dumps(self.call.arguments_dict(), indent=2, ensure_ascii=False)
 
+    @property
+    def has_reasoning(self) -> bool:
+        return bool(self.reasoning or self.reasoning_hidden or self.thinking)
+
+    def set_reasoning(self, parts: Iterable[Reasoning]) -> None:
+        """Show the saved ``parts`` (the saved message is the truth; seconds are summed)."""
+        parts = tuple(parts)
+        self.reasoning = "\n\n".join(part.text for part in parts if part.text)
+        self.reasoning_hidden = sum(1 for part in parts if part.redacted is not None)
+        known = [part.seconds for part in parts if part.seconds is not None]
+        self.reasoning_seconds = sum(known) if known else None
+        self.thinking = False
+
     def accessible_text(self) -> str:
         if self.kind is ItemKind.TOOL and self.call is not None:
             return f"Tool {self.call.name}: {self.state or ''}"
-        return f"{self.kind.value}: {self.text[:500]}"
+        label = reasoning_label(self)
+        thought = f" ({label})" if label else ""
+        return f"{self.kind.value}{thought}: {self.text[:500]}"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 0.5:
+        return "less than 1 s"
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    minutes, rest = divmod(whole, 60)
+    return f"{minutes} min {rest} s" if rest else f"{minutes} min"
+
+
+def reasoning_label(item: TranscriptItem) -> str:
+    """The collapsed line over an answer's reasoning, as plain text ("": no reasoning).
+
+    "Thinking…" while it streams before any answer text; "Thought for N s" once the duration
+    is known (the saved parts' seconds, summed); "Thought" when it is not; parts the provider
+    redacted are counted as hidden.
+    """
+    if item.kind not in (ItemKind.ASSISTANT, ItemKind.DRAFT) or not item.has_reasoning:
+        return ""
+    if item.thinking:
+        return "Thinking…"
+    label = "Thought"
+    if item.reasoning_seconds is not None:
+        label += f" for {_duration(item.reasoning_seconds)}"
+    if item.reasoning_hidden:
+        label += (
+            " (some of it hidden by the provider)"
+            if item.reasoning
+            else " (hidden by the provider)"
+        )
+    return label
+
+
+def copy_text(item: TranscriptItem) -> str:
+    """What "Copy message" puts on the clipboard for ``item``.
+
+    An answer's reasoning is copied only while it is shown (expanded): first its label and
+    text, then the answer. Collapsed, only the answer is copied.
+    """
+    if item.kind is ItemKind.TOOL:
+        name = item.call.name if item.call else ""
+        return f"{name}\n{item.arguments_text}\n{item.result or ''}"
+    if item.expanded and item.reasoning:
+        return f"{reasoning_label(item)}:\n{item.reasoning}\n\n{item.text}"
+    return item.text
 
 
 def note_label(content: str) -> str:
@@ -242,7 +317,7 @@ class Rows:
             _answer(card, message)
             return [card]
         rows: list[TranscriptItem] = []
-        if message.content or not message.tool_calls:
+        if message.content or message.reasoning or not message.tool_calls:
             rows.append(self._assistant_item(message))
         for call in message.tool_calls:
             card = _card(call)
@@ -254,6 +329,7 @@ class Rows:
         item = TranscriptItem(
             ItemKind.ASSISTANT, message.content, stop_reason=shown_stop_reason(message.stop_reason)
         )
+        item.set_reasoning(message.reasoning)
         item.joined, self.join_next = self.join_next, False
         return item
 
@@ -292,13 +368,31 @@ class Rows:
         return RowChange(insert=[item])
 
     def grow(self, text: str) -> RowChange:
-        """Add streamed ``text`` to the live answer row."""
+        """Add streamed ``text`` to the live answer row (the thinking, if any, is over)."""
         item = self.streaming
         if item is None or not text:
             return RowChange()
         item.text += text
+        item.thinking = False
         item.touch()
         return RowChange(changed=[item])
+
+    def grow_reasoning(self, text: str) -> RowChange:
+        """Add streamed reasoning ``text`` to the live answer row, opening it if needed.
+
+        The row shows "Thinking…" until answer text arrives.
+        """
+        if not text:
+            return RowChange()
+        change = self.start_streaming()
+        item = self.streaming
+        assert item is not None
+        item.reasoning += text
+        item.thinking = not item.text
+        item.touch()
+        if item not in change.insert:
+            change.changed.append(item)
+        return change
 
     def finish_streaming(
         self, *, stop_reason: str | None = None, unsaved: bool = False
@@ -308,6 +402,7 @@ class Rows:
         if item is None:
             return RowChange()
         item.streaming = False
+        item.thinking = False
         if unsaved:
             item.kind = ItemKind.DRAFT
             item.detail = (
@@ -330,12 +425,13 @@ class Rows:
         if item is not None:
             item.streaming = False
             item.text = message.content  # the saved text is the truth
+            item.set_reasoning(message.reasoning)
             item.stop_reason = shown_stop_reason(message.stop_reason)
             item.touch()
             change.changed.append(item)
-            if not message.content:
+            if not message.content and not message.reasoning:
                 change.then(self.remove(item))
-        elif message.content:
+        elif message.content or message.reasoning:
             change.insert.append(self._assistant_item(message))
         for call in message.tool_calls:
             change.then(self.tool_called(call))

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QStyleOptionV
 
 from .delegate import TranscriptDelegate
 from .model import ItemKind, Roles
+from .rows import copy_text
 
 __all__ = ["TranscriptView"]
 
@@ -142,13 +143,14 @@ class TranscriptView(QListView):
 
     def keyPressEvent(self, event: Any) -> None:
         index = self.currentIndex()
-        if (
-            event.key() in (Qt.Key.Key_Space, Qt.Key.Key_Return)
-            and index.isValid()
-            and index.data(Roles.KIND) == ItemKind.TOOL.value
-        ):
-            self.model().setData(index, not index.data(Roles.EXPANDED), Roles.EXPANDED)
-            return
+        if event.key() in (Qt.Key.Key_Space, Qt.Key.Key_Return) and index.isValid():
+            # A tool card opens/closes; so does an answer's reasoning (setData refuses others).
+            item = index.data(Roles.ITEM)
+            if (
+                index.data(Roles.KIND) == ItemKind.TOOL.value
+                or (item is not None and item.has_reasoning)
+            ) and self.model().setData(index, not index.data(Roles.EXPANDED), Roles.EXPANDED):
+                return
         super().keyPressEvent(event)
 
     def contextMenuEvent(self, event: Any) -> None:
@@ -160,13 +162,8 @@ class TranscriptView(QListView):
         copy = menu.addAction("Copy message")
         chosen = menu.exec(event.globalPos())
         if chosen is copy and item is not None:
-            name = item.call.name if item.call else ""
-            text = (
-                item.text
-                if item.kind is not ItemKind.TOOL
-                else (f"{name}\n{item.arguments_text}\n{item.result or ''}")
-            )
-            QGuiApplication.clipboard().setText(text)
+            # An answer's reasoning is copied only while it is shown (see rows.copy_text).
+            QGuiApplication.clipboard().setText(copy_text(item))
 
     def _open_link(self, url: str) -> None:
         self.opened_links.append(url)

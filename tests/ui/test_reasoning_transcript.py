@@ -1,0 +1,190 @@
+"""Reasoning in the real window: saved reasoning opens collapsed, a click or Enter opens it, and a
+streamed run shows "Thinking…" and then "Thought for N s" (real SQLite, real widgets)."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtTest import QTest
+
+from app import (
+    AgentRunConfig,
+    AssistantMessage,
+    ModelRequest,
+    Reasoning,
+    ReasoningDelta,
+    RetryPolicy,
+    StepEnd,
+    StopReason,
+    TextDelta,
+    UserMessage,
+)
+from app.services import AppServices
+from app.settings import Settings
+from tests.ui.helpers import close_window, make_services, open_window, until
+from ui.transcript.delegate import OUTER_X, OUTER_Y, PAD
+from ui.transcript.model import ItemKind
+
+THOUGHT = "First **add** six and <b>seven</b>"
+ANSWER = "The answer is 13."
+
+
+def _row(window: Any, kind: ItemKind = ItemKind.ASSISTANT) -> int:
+    model = window.transcript_model
+    return next(r for r in range(model.rowCount()) if model.item(r).kind is kind)
+
+
+def shown(window: Any, row: int) -> str:
+    """The text the row's painted documents hold (painting the viewport first)."""
+    view = window.transcript
+    view.viewport().grab()  # paints the visible rows through the delegate
+    item = window.transcript_model.item(row)
+    render = view.delegate._renders.get(item.uid)
+    assert render is not None, "the row was not painted"
+    return "\n".join(doc.toPlainText() for doc in render.docs())
+
+
+def toggle_point(window: Any, row: int) -> QPoint:
+    """Where the reasoning's toggle line is drawn (on its arrow), in viewport coordinates."""
+    view = window.transcript
+    index = view.model().index(row, 0)
+    item = window.transcript_model.item(row)
+    render = view.delegate._renders[item.uid]
+    assert render.reasoning is not None
+    rect = view.visualRect(index)
+    header = render.header.size().height() if render.header is not None else 0
+    top = rect.top() + (0 if item.joined else OUTER_Y) + PAD + header
+    return QPoint(rect.left() + OUTER_X + PAD + 4, int(top + 6))
+
+
+async def _seed(tmp_path: Path) -> str:
+    services = await make_services(tmp_path, "http://127.0.0.1:9/v1")
+    session = await services.new_session("Sums")
+    store = services.storage.storage
+    await store.append(session.id, "r1", UserMessage("What is 6 + 7?"))
+    await store.append(
+        session.id,
+        "r1",
+        AssistantMessage(ANSWER, reasoning=(Reasoning(THOUGHT, signature="sig", seconds=3.0),)),
+    )
+    await services.close()
+    return session.id
+
+
+def test_saved_reasoning_opens_collapsed_and_a_click_expands_it(run: Any, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        session_id = await _seed(tmp_path)
+        window = await open_window(tmp_path, "http://127.0.0.1:9/v1")
+        try:
+            assert window.controller.session_id == session_id
+            await until(lambda: window.transcript_model.rowCount() == 2, what="history shown")
+            row = _row(window)
+            text = shown(window, row)
+            assert "Thought for 3 s" in text
+            assert "six and" not in text  # collapsed: the reasoning is not shown
+            assert ANSWER in text
+
+            view = window.transcript
+            QTest.mouseClick(
+                view.viewport(),
+                Qt.MouseButton.LeftButton,
+                Qt.KeyboardModifier.NoModifier,
+                toggle_point(window, row),
+            )
+            text = shown(window, row)
+            # Shown as plain text, escaped: neither Markdown nor HTML is interpreted.
+            assert THOUGHT in text
+            assert ANSWER in text and text.index(THOUGHT) < text.index(ANSWER)
+            assert window.transcript_model.item(row).text == ANSWER  # never the answer's text
+
+            QTest.mouseClick(
+                view.viewport(),
+                Qt.MouseButton.LeftButton,
+                Qt.KeyboardModifier.NoModifier,
+                toggle_point(window, row),
+            )
+            assert THOUGHT not in shown(window, row)
+
+            # The keyboard: Enter on the row opens it too.
+            view.setFocus()
+            view.setCurrentIndex(view.model().index(row, 0))
+            QTest.keyClick(view, Qt.Key.Key_Return)
+            assert THOUGHT in shown(window, row)
+
+            # Reopening the conversation shows it collapsed again.
+            await window.controller.open_session(session_id)
+            assert THOUGHT not in shown(window, _row(window))
+            assert "Thought for 3 s" in shown(window, _row(window))
+        finally:
+            await close_window(window)
+
+    run(scenario())
+
+
+class HeldThinker:
+    """A model that thinks in two pieces, waits for ``release``, then answers."""
+
+    name = "thinker"
+
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[Any]:
+        yield ReasoningDelta("Let me ")
+        yield ReasoningDelta("think about it.")
+        await self.release.wait()
+        yield TextDelta("Forty-two.")
+        yield StepEnd(StopReason.END_TURN)
+
+
+def test_streamed_reasoning_shows_thinking_then_thought(run: Any, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        from ui.window import MainWindow
+
+        thinker = HeldThinker()
+        services = AppServices(tmp_path, model_factory=lambda _settings: thinker)
+        services.save_settings(
+            Settings(provider_kind="openai", base_url="http://127.0.0.1:9/v1", model="m")
+        )
+        services.client.defaults = AgentRunConfig("default", retry=RetryPolicy(max_attempts=1))
+        await services.open()
+        window = MainWindow(services)
+        window.resize(1000, 700)
+        window.show()
+        await window.start()
+        try:
+            assert window.controller.send("What is the answer?")
+            model = window.transcript_model
+            live = await until(
+                lambda: (
+                    (item := model.streaming_item) is not None
+                    and item.reasoning == "Let me think about it."
+                    and item
+                ),
+                what="the reasoning streams",
+            )
+            row = model.row_of(live)
+            text = shown(window, row)
+            assert "Thinking…" in text
+            assert "Let me think" not in text  # collapsed while it streams, too
+            thinker.release.set()
+            await until(lambda: not window.controller.busy, what="the run ends")
+            row = _row(window)
+            text = shown(window, row)
+            assert re.search(r"Thought for [^\n]* s", text), text
+            assert "Thinking…" not in text and "Let me think" not in text
+            assert "Forty-two." in text
+            history = await services.history(window.controller.session_id)
+            saved = history[-1]
+            assert isinstance(saved, AssistantMessage)
+            assert [part.text for part in saved.reasoning] == ["Let me think about it."]
+            assert saved.content == "Forty-two."
+        finally:
+            await close_window(window)
+
+    run(scenario())

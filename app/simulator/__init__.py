@@ -11,7 +11,8 @@ app's offline mode import it::
         assert len(sim.model_requests()) == 1
 
 A request can also choose its own fault with the ``X-Sim-Fault`` header (see
-:mod:`app.simulator.script` for the spec language).
+:mod:`app.simulator.script` for the spec language, including the named quirks of real servers:
+``ollama_index0``, ``no_done``, ``llamacpp_error_field``, ``json_body``, …).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from .script import (
     BAD_ARGUMENTS,
     Fault,
     FaultKind,
+    Quirk,
     Reply,
     SimToolCall,
     SpecError,
@@ -33,6 +35,7 @@ __all__ = [
     "FAULT_HEADER",
     "Fault",
     "FaultKind",
+    "Quirk",
     "RecordedRequest",
     "Reply",
     "SimToolCall",

@@ -1,21 +1,37 @@
 """Applying a :class:`~app.simulator.script.Fault` to a reply, and the simulated error answers.
 
-A response fault (HTTP status, HTML page, context full) replaces the whole answer
-(:func:`send_fault_response`); a stream fault (drop, stall, EOF, malformed or error event)
-happens mid-stream, after the events already sent (:func:`inject`). :func:`send_error` is the
-provider-shaped JSON error answer, used for faults and for the server's own refusals (404, 401,
-400).
+A response fault (HTTP status, HTML page, context full, llama.cpp's context error, out of
+quota, ``stream_options`` refused) replaces the whole answer (:func:`send_fault_response`); a
+stream fault (drop, stall, EOF, malformed or error event, llama.cpp's ``error:`` field) happens
+mid-stream, after the events already sent (:func:`inject`), or cuts a whole JSON answer
+(:func:`send_whole`). :func:`send_error` is the provider-shaped JSON error answer, used for
+faults and for the server's own refusals (404, 401, 400).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+from typing import Final
 
 from . import wire
-from .http import LAST_CHUNK, chunk, phrase, send_bytes
+from .http import LAST_CHUNK, chunk, head, phrase, send_bytes
 from .script import Fault, FaultKind
 
-__all__ = ["error_message", "inject", "send_error", "send_fault_response"]
+__all__ = ["error_message", "inject", "send_error", "send_fault_response", "send_whole"]
+
+_OPENAI_QUOTA: Final = (
+    "You exceeded your current quota, please check your plan and billing details. For more "
+    "information on this error, read the docs: "
+    "https://platform.openai.com/docs/guides/error-codes/api-errors."
+)
+_ANTHROPIC_CREDIT: Final = (
+    "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing "
+    "to upgrade or purchase credits."
+)
+#: The HTTP status of a whole (non-streamed) answer that fails the way an error event would.
+_STATUS_OF_TYPE: Final = {"overloaded_error": 529, "rate_limit_error": 429, "api_error": 500,
+                          "invalid_request_error": 400, "authentication_error": 401}  # fmt: skip
 
 
 def error_message(error_type: str) -> str:
@@ -50,6 +66,11 @@ async def inject(
         return False
     if fault.kind is FaultKind.EOF:
         writer.write(LAST_CHUNK)
+        await writer.drain()
+        return True
+    if fault.kind is FaultKind.LLAMACPP_ERROR_FIELD:
+        event = wire.llamacpp_error_field_event(fault.error_type, fault.message)
+        writer.write(chunk(event) + chunk(b"data: [DONE]\n\n") + LAST_CHUNK)
         await writer.drain()
         return True
     if fault.kind is FaultKind.MALFORMED:
@@ -103,6 +124,23 @@ async def send_fault_response(writer: asyncio.StreamWriter, protocol: str, fault
             message = fault.message or "prompt is too long: 210000 tokens > 200000 maximum"
             body = wire.anthropic_error_body("invalid_request_error", message)
         return await send_bytes(writer, 400, body, "application/json", [], True)
+    if fault.kind is FaultKind.LLAMACPP_CTX:
+        error = wire.llamacpp_error(fault.error_type, fault.message, fault.status)
+        body = json.dumps({"error": error}).encode()
+        return await send_bytes(writer, fault.status, body, "application/json", [], True)
+    if fault.kind is FaultKind.QUOTA:
+        if protocol == "anthropic":
+            body = wire.anthropic_error_body(
+                "invalid_request_error", fault.message or _ANTHROPIC_CREDIT
+            )
+            return await send_bytes(writer, 400, body, "application/json", [], True)
+        body = wire.openai_error_body(
+            429, fault.message or _OPENAI_QUOTA, "insufficient_quota", "insufficient_quota"
+        )
+        return await send_bytes(writer, 429, body, "application/json", [], True)
+    if fault.kind is FaultKind.REJECT_STREAM_OPTIONS:
+        message = fault.message or "Unrecognized request argument supplied: stream_options"
+        return await send_error(writer, protocol, 400, message, None)
     extra: list[tuple[str, str]] = []
     if fault.retry_after is not None:
         extra.append(("Retry-After", str(max(0, round(fault.retry_after)))))
@@ -128,3 +166,39 @@ async def send_error(
         code = {429: "rate_limit_exceeded", 401: "invalid_api_key"}.get(status)
         body = wire.openai_error_body(status, message, error_type, code)
     return await send_bytes(writer, status, body, "application/json", extra or [], True)
+
+
+async def send_whole(
+    writer: asyncio.StreamWriter,
+    reader: asyncio.StreamReader,
+    protocol: str,
+    body: bytes,
+    fault: Fault | None,
+    *,
+    stopping: asyncio.Event,
+    stall_seconds: float,
+) -> bool:
+    """A whole JSON answer; a stream fault cuts it (drop, stall: half the body, then the
+    connection ends; EOF, malformed: a clean but cut body) or replaces it (an error event:
+    the error as an HTTP error answer)."""
+    if fault is None:
+        return await send_bytes(writer, 200, body, "application/json", [], True)
+    half = body[: len(body) // 2]
+    if fault.kind in (FaultKind.DROP, FaultKind.STALL):
+        writer.write(head(200, [("Content-Type", "application/json"),
+                                ("Content-Length", str(len(body)))]) + half)  # fmt: skip
+        await writer.drain()
+        if fault.kind is FaultKind.STALL:
+            await _hold(reader, stopping, stall_seconds)
+        writer.transport.abort()
+        return False
+    if fault.kind in (FaultKind.EOF, FaultKind.MALFORMED):
+        return await send_bytes(writer, 200, half, "application/json", [], True)
+    if fault.kind is FaultKind.LLAMACPP_ERROR_FIELD:
+        error = wire.llamacpp_error(fault.error_type, fault.message)
+        return await send_bytes(writer, 400, json.dumps({"error": error}).encode(),
+                                "application/json", [], True)  # fmt: skip
+    status = _STATUS_OF_TYPE.get(fault.error_type, 500)
+    return await send_error(
+        writer, protocol, status, fault.message or error_message(fault.error_type), None
+    )

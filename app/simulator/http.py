@@ -77,9 +77,21 @@ async def read_request(
         name, sep, value = line.partition(":")
         if not sep:
             raise BadRequest(400, "malformed header line")
-        headers[name.strip().lower()] = value.strip()
+        headers[name.strip().lower()] = _header_text(value.strip())
     body = await _read_body(reader, headers, max_body)
     return Request(parts[0].upper(), parts[1], parts[2], headers, body)
+
+
+def _header_text(value: str) -> str:
+    """A header value read as latin-1, as UTF-8 when its bytes are valid UTF-8 (what clients
+    send for non-ASCII text, e.g. ``X-Sim-Fault: text=héllo``)."""
+    if value.isascii():
+        return value
+    raw = value.encode("latin-1")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return value
 
 
 async def _read_body(reader: asyncio.StreamReader, headers: dict[str, str], max_body: int) -> bytes:
@@ -124,10 +136,12 @@ def head(status: int, headers: list[tuple[str, str]]) -> bytes:
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
 
-def event_stream_head() -> bytes:
-    """The head of a 200 response whose body is an SSE stream in chunks."""
-    return head(200, [("Content-Type", "text/event-stream; charset=utf-8"),
-                      ("Cache-Control", "no-cache"), ("Transfer-Encoding", "chunked")])  # fmt: skip
+def event_stream_head(content_type: str | None = "text/event-stream; charset=utf-8") -> bytes:
+    """The head of a 200 response whose body is an SSE stream in chunks (``content_type``
+    None: no Content-Type header at all, as some proxies do)."""
+    headers = [("Content-Type", content_type)] if content_type is not None else []
+    headers += [("Cache-Control", "no-cache"), ("Transfer-Encoding", "chunked")]
+    return head(200, headers)
 
 
 def chunk(data: bytes) -> bytes:

@@ -1,8 +1,10 @@
-"""Planning one streamed answer: from a request body and a :class:`Reply` to a :class:`Plan`.
+"""Planning one answer: from a request body and a :class:`Reply` to a :class:`Plan`.
 
-Decides the tokens (echo of the last user text, scripted text or filler), the tool calls with
-their ids, the stop reason (cut to ``max_tokens``) and whether usage is reported; the bytes of
-the plan are :mod:`app.simulator.wire`'s.
+Decides the tokens (echo of the last user text, scripted text or filler), the reasoning, the
+tool calls with their ids, the stop reason (cut to ``max_tokens``) and whether usage is
+reported; the bytes of the plan are :mod:`app.simulator.wire`'s. :func:`refusal_for` is what a
+real server would refuse in the request before answering (a thinking block whose signature is
+not the one the simulator gave it, a quirk the route's servers never have).
 """
 
 from __future__ import annotations
@@ -14,9 +16,9 @@ from typing import Any, Final
 
 from ..messages import StopReason
 from . import wire
-from .script import Reply
+from .script import OPENAI_ONLY_QUIRKS, Quirk, Reply
 
-__all__ = ["DEFAULT_MODELS", "last_user_text", "plan"]
+__all__ = ["DEFAULT_MODELS", "last_user_text", "plan", "refusal_for"]
 
 DEFAULT_MODELS: Final = ("sim-echo", "sim-claude")
 _FILLER: Final = (
@@ -66,6 +68,8 @@ def plan(protocol: str, body: Mapping[str, Any], reply: Reply) -> wire.Plan:
         for i, call in enumerate(reply.tool_calls)
     )  # fmt: skip
     stop = reply.stop or (StopReason.TOOL_USE if calls else StopReason.END_TURN)
+    if Quirk.CONTENT_FILTER in reply.quirks:
+        stop = "content_filter" if protocol == "openai" else StopReason.REFUSAL
     limit = body.get("max_completion_tokens", body.get("max_tokens"))
     if isinstance(limit, int) and limit >= 0 and len(tokens) > limit:
         tokens, calls, stop = tokens[:limit], (), StopReason.MAX_OUTPUT
@@ -82,7 +86,36 @@ def plan(protocol: str, body: Mapping[str, Any], reply: Reply) -> wire.Plan:
         argument_chunk=reply.argument_chunk,
         input_tokens=words,
         include_usage=include_usage,
+        thinking=tuple(wire.tokenize(reply.thinking or "")),
+        reasoning_field=reply.reasoning_field,
+        quirks=reply.quirks,
     )
+
+
+def refusal_for(protocol: str, body: Mapping[str, Any], reply: Reply) -> str | None:
+    """Why a real server would answer this request with HTTP 400, or None."""
+    if protocol == "anthropic":
+        odd = sorted(reply.quirks & OPENAI_ONLY_QUIRKS)
+        if odd:
+            return (f"The fault {odd[0]!r} is an OpenAI-compatible server's; use it on "
+                    "/v1/chat/completions.")  # fmt: skip
+        return _bad_signature(body.get("messages"))
+    return None
+
+
+def _bad_signature(messages: Any) -> str | None:
+    """Anthropic's refusal of a thinking block that was not sent back unchanged."""
+    for m, message in enumerate(messages if isinstance(messages, list) else ()):
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(content, list) or message.get("role") != "assistant":
+            continue
+        for b, block in enumerate(content):
+            if not isinstance(block, dict) or block.get("type") != "thinking":
+                continue
+            text = block.get("thinking")
+            if not isinstance(text, str) or block.get("signature") != wire.thinking_signature(text):
+                return f"messages.{m}.content.{b}: Invalid `signature` in `thinking` block"
+    return None
 
 
 def _short_id() -> str:

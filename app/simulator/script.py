@@ -1,9 +1,11 @@
 """What the simulator answers: scripted replies, faults, and their text and JSON forms.
 
-A :class:`Reply` is one answer (echo or scripted text, tool calls, a stop reason) optionally
-carrying one :class:`Fault`. Replies come, in this order of precedence, from the request's
-``X-Sim-Fault`` header, the simulator's queue (``sim.enqueue(...)`` or a scenario JSON file),
-or the simulator's default (echo the last user text).
+A :class:`Reply` is one answer (echo or scripted text, tool calls, a stop reason, optional
+reasoning) optionally carrying one :class:`Fault` and any number of server :class:`Quirk` values.
+Replies come, in this order of precedence, from the request's ``X-Sim-Fault`` header (UTF-8
+allowed; a JSON spec with ``\\u`` escapes stays ASCII), the simulator's queue
+(``sim.enqueue(...)`` or a scenario JSON file), or the simulator's default (echo the last user
+text).
 
 The header (and :func:`parse_spec`) takes ``;``-separated ``key=value`` items, or a JSON object
 in the form of :meth:`Reply.from_dict`::
@@ -16,10 +18,35 @@ in the form of :meth:`Reply.from_dict`::
     malformed_after=1       a data line that is not JSON after 1 event
     eof_after=4             end the body cleanly after 4 events (no finish, no [DONE])
     error_after=2;error_type=overloaded_error   a mid-stream error event
-    length | refusal | pause_turn | stop=<raw>  how the reply ends (stop=weird: unknown reason)
+    length | refusal | pause_turn | stop=<raw>  how the reply ends (stop=weird: unknown reason);
+                            an OpenAI refusal is ``delta.refusal`` text with finish ``stop``
     tool=read_file;args={"path":"a.txt"};split=3   a tool call, arguments in 3-char pieces
-    bad_args                the tool call's arguments are not valid JSON
+                            (each ``tool=`` starts another call: parallel tool calls)
+    bad_args                the (last) tool call's arguments are not valid JSON
     text=Hello | tokens=500 | rate=50            reply text, filler length, tokens per second
+    think | think=Let me see    reasoning first: OpenAI ``delta.reasoning_content`` (or
+                            ``reasoning_field=reasoning``), Anthropic a signed thinking block
+
+Named server quirks and faults (what real servers send; see :class:`Quirk`)::
+
+    content_filter          Azure: prompt/content filter results, finish ``content_filter``
+    ollama_index0           Ollama 0.20: each tool call whole, every one ``"index": 0``
+    finish_empty | finish_null_string   ``finish_reason: ""`` / ``"null"`` on every chunk
+                            before the last (Ollama 2024, SGLang, KoboldCpp)
+    no_done                 no ``data: [DONE]`` after the finish (TGI < 2.2, mistral.rs, …)
+    gemini_no_index         tool-call deltas without ``index`` (arguments split, the id
+                            repeated) and a metadata-only ``extra_content`` tool-call delta
+    json_body               a whole JSON answer (200) although ``stream`` is true (LiteLLM)
+    text_plain | no_content_type    valid SSE as ``text/plain`` / with no Content-Type
+    llamacpp_ctx_400        llama.cpp: HTTP 400 ``exceed_context_size_error``
+    llamacpp_error_field[=N]    llama.cpp (to late 2025): after N events an ``error: {…}``
+                            SSE field (not ``data:``), then ``data: [DONE]``
+    quota_429               OpenAI out of credit: 429 ``insufficient_quota`` (Anthropic
+                            routes: 400 "credit balance is too low")
+    reject_stream_options   HTTP 400 to a request that has ``stream_options`` (old vLLM,
+                            Azure with data sources); a request without it is answered
+
+A request with ``"stream": false`` gets the whole answer as one JSON body (both protocols).
 """
 
 from __future__ import annotations
@@ -37,6 +64,7 @@ __all__ = [
     "BAD_ARGUMENTS",
     "Fault",
     "FaultKind",
+    "Quirk",
     "Reply",
     "SimToolCall",
     "SpecError",
@@ -61,10 +89,39 @@ class FaultKind(StrEnum):
     MALFORMED = "malformed"  # an event whose data is not JSON, after `after` events
     EOF = "eof"  # a clean end of the body after `after` events, without the end marker
     ERROR_EVENT = "error_event"  # the provider's mid-stream error event after `after` events
+    LLAMACPP_CTX = "llamacpp_ctx_400"  # llama.cpp's HTTP 400 exceed_context_size_error
+    LLAMACPP_ERROR_FIELD = "llamacpp_error_field"  # an `error: {…}` SSE field, then [DONE]
+    QUOTA = "quota_429"  # out of credit (OpenAI 429 insufficient_quota)
+    REJECT_STREAM_OPTIONS = "reject_stream_options"  # 400 when the body has stream_options
 
 
 #: Faults that replace the whole response (before any byte of a stream).
-RESPONSE_FAULTS: Final = frozenset({FaultKind.STATUS, FaultKind.HTML, FaultKind.CONTEXT_FULL})
+RESPONSE_FAULTS: Final = frozenset(
+    {FaultKind.STATUS, FaultKind.HTML, FaultKind.CONTEXT_FULL, FaultKind.LLAMACPP_CTX,
+     FaultKind.QUOTA, FaultKind.REJECT_STREAM_OPTIONS}
+)  # fmt: skip
+
+
+class Quirk(StrEnum):
+    """A way a real server's answer differs from the official format (a reply may have many)."""
+
+    CONTENT_FILTER = "content_filter"  # Azure's filter results and finish `content_filter`
+    OLLAMA_INDEX0 = "ollama_index0"  # whole tool calls, each with "index": 0 and its own id
+    FINISH_EMPTY = "finish_empty"  # `"finish_reason": ""` on every chunk before the last
+    FINISH_NULL_STRING = "finish_null_string"  # `"finish_reason": "null"` likewise
+    NO_DONE = "no_done"  # no `data: [DONE]` (Anthropic: no `message_stop`)
+    GEMINI_NO_INDEX = "gemini_no_index"  # tool-call deltas without index; extra_content delta
+    JSON_BODY = "json_body"  # a whole JSON answer although the request asked for a stream
+    TEXT_PLAIN = "text_plain"  # the SSE stream labelled text/plain
+    NO_CONTENT_TYPE = "no_content_type"  # the SSE stream with no Content-Type at all
+
+
+#: Quirks of OpenAI-compatible servers only (refused on the Anthropic route).
+OPENAI_ONLY_QUIRKS: Final = frozenset(
+    {Quirk.OLLAMA_INDEX0, Quirk.FINISH_EMPTY, Quirk.FINISH_NULL_STRING, Quirk.GEMINI_NO_INDEX}
+)
+#: Reasoning text sent for a bare ``think``.
+DEFAULT_THINKING: Final = "Let me think about this step by step."
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +169,25 @@ class Fault:
     def error_event_after(cls, events: int, error_type: str = "overloaded_error") -> Fault:
         return cls(FaultKind.ERROR_EVENT, after=events, error_type=error_type)
 
+    @classmethod
+    def named(cls, kind: FaultKind, after: int = 0) -> Fault:
+        """A server's own fault (``llamacpp_ctx_400``, ``quota_429``, …) by its kind."""
+        return cls(kind, after=after, status=_NAMED_STATUS.get(kind, 500),
+                   error_type=_NAMED_ERROR_TYPE.get(kind, "overloaded_error"))  # fmt: skip
+
+
+_NAMED_ERROR_TYPE: Final = {
+    FaultKind.LLAMACPP_CTX: "exceed_context_size_error",
+    FaultKind.LLAMACPP_ERROR_FIELD: "exceed_context_size_error",
+}
+_NAMED_STATUS: Final = {
+    FaultKind.LLAMACPP_CTX: 400,
+    FaultKind.QUOTA: 429,
+    FaultKind.REJECT_STREAM_OPTIONS: 400,
+    FaultKind.CONTEXT_FULL: 400,
+    FaultKind.LLAMACPP_ERROR_FIELD: 200,
+}
+
 
 @dataclass(frozen=True, slots=True)
 class SimToolCall:
@@ -136,6 +212,8 @@ class Reply:
     ``refusal``, ``paused``, ``context_full``) or any raw provider string, sent as is;
     ``None`` means ``tool_use`` when there are tool calls, else ``end_turn``. ``raw`` replays
     a recorded SSE body verbatim (one HTTP chunk per event; a fault still applies).
+    ``thinking`` is reasoning sent before the answer (``reasoning_field`` names the OpenAI
+    delta field: ``reasoning_content`` or ``reasoning``); ``quirks`` are :class:`Quirk` values.
     """
 
     text: str | None = None
@@ -146,9 +224,18 @@ class Reply:
     argument_chunk: int = 8
     tokens_per_second: float | None = None
     raw: str | None = None
+    thinking: str | None = None
+    reasoning_field: str = "reasoning_content"
+    quirks: frozenset[Quirk] = frozenset()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
+        try:
+            object.__setattr__(self, "quirks", frozenset(Quirk(q) for q in self.quirks))
+        except ValueError as err:
+            raise SpecError(f"unknown quirk: {err}") from None
+        if self.reasoning_field not in ("reasoning_content", "reasoning"):
+            raise SpecError("reasoning_field is 'reasoning_content' or 'reasoning'")
         if self.argument_chunk < 1:
             raise SpecError("argument_chunk must be at least 1")
         if self.tokens is not None and self.tokens < 0:
@@ -161,7 +248,7 @@ class Reply:
             raise SpecError(f"a reply must be a JSON object, got {type(data).__name__}")
         unknown = set(data) - {
             "text", "tool_calls", "stop", "fault", "tokens", "argument_chunk",
-            "tokens_per_second", "raw",
+            "tokens_per_second", "raw", "thinking", "reasoning_field", "quirks",
         }  # fmt: skip
         if unknown:
             raise SpecError(f"unknown reply field(s): {', '.join(sorted(unknown))}")
@@ -180,6 +267,9 @@ class Reply:
             argument_chunk=int(data.get("argument_chunk", 8)),
             tokens_per_second=data.get("tokens_per_second"),
             raw=data.get("raw"),
+            thinking=data.get("thinking"),
+            reasoning_field=str(data.get("reasoning_field", "reasoning_content")),
+            quirks=frozenset(data.get("quirks") or ()),
         )
 
 
@@ -198,9 +288,9 @@ def _fault_from(value: Any) -> Fault:
     return Fault(
         kind,
         after=int(value.get("after", 0)),
-        status=int(value.get("status", 400 if kind is FaultKind.CONTEXT_FULL else 500)),
+        status=int(value.get("status", _NAMED_STATUS.get(kind, 500))),
         retry_after=value.get("retry_after"),
-        error_type=str(value.get("error_type", "overloaded_error")),
+        error_type=str(value.get("error_type", _NAMED_ERROR_TYPE.get(kind, "overloaded_error"))),
         message=value.get("message"),
     )
 
@@ -212,6 +302,12 @@ _AFTER_KEYS: Final = {
     "eof_after": FaultKind.EOF,
     "error_after": FaultKind.ERROR_EVENT,
 }
+_NAMED_FAULTS: Final = {
+    kind.value: kind
+    for kind in (FaultKind.LLAMACPP_CTX, FaultKind.LLAMACPP_ERROR_FIELD, FaultKind.QUOTA,
+                 FaultKind.REJECT_STREAM_OPTIONS)
+}  # fmt: skip
+_QUIRK_WORDS: Final = frozenset(q.value for q in Quirk)
 _STOP_WORDS: Final[dict[str, StopReason]] = {
     "length": StopReason.MAX_OUTPUT,
     "max_tokens": StopReason.MAX_OUTPUT,
@@ -239,7 +335,8 @@ def parse_spec(spec: str) -> Reply:
     fault: Fault | None = None
     fault_extra: dict[str, Any] = {}
     reply: dict[str, Any] = {}
-    tool: dict[str, Any] = {}
+    tools: list[dict[str, Any]] = []
+    quirks: set[Quirk] = set()
     for item in filter(None, (part.strip() for part in spec.split(";"))):
         key, _, value = item.partition("=")
         key, value = key.strip().lower(), value.strip()
@@ -251,6 +348,14 @@ def parse_spec(spec: str) -> Reply:
             fault = Fault(FaultKind.HTML, status=int(_number(key, value or "502")))
         elif key == "context_full":
             fault = Fault(FaultKind.CONTEXT_FULL, status=400)
+        elif key in _NAMED_FAULTS and (not value or key == "llamacpp_error_field"):
+            fault = Fault.named(_NAMED_FAULTS[key], after=int(_number(key, value or "0")))
+        elif key in _QUIRK_WORDS and not value:
+            quirks.add(Quirk(key))
+        elif key == "think":
+            reply["thinking"] = value or DEFAULT_THINKING
+        elif key == "reasoning_field":
+            reply["reasoning_field"] = value
         elif key == "retry_after":
             fault_extra["retry_after"] = _number(key, value)
         elif key == "error_type":
@@ -270,24 +375,32 @@ def parse_spec(spec: str) -> Reply:
         elif key == "split":
             reply["argument_chunk"] = int(_number(key, value))
         elif key == "tool":
-            tool["name"] = value
+            if tools and "name" not in tools[-1]:
+                tools[-1]["name"] = value  # args came first
+            else:
+                tools.append({"name": value})
         elif key == "args":
             try:
-                tool["arguments"] = json.loads(value)
+                _last(tools)["arguments"] = json.loads(value)
             except json.JSONDecodeError as err:
                 raise SpecError(f"args must be JSON (use bad_args for broken JSON): {err}") from err
         elif key == "bad_args":
-            tool["arguments"] = BAD_ARGUMENTS
+            _last(tools)["arguments"] = BAD_ARGUMENTS
         else:
             raise SpecError(f"unknown fault spec item {item!r}")
     if fault is not None and fault_extra:
         fault = replace(fault, **fault_extra)
     elif fault_extra:
         raise SpecError("retry_after/error_type/message need a fault (e.g. status=429)")
-    if "arguments" in tool and "name" not in tool:
-        tool["name"] = "write_file"
-    calls = (SimToolCall(tool["name"], tool.get("arguments", {})),) if tool else ()
-    return Reply(fault=fault, tool_calls=calls, **reply)
+    calls = tuple(SimToolCall(t.get("name", "write_file"), t.get("arguments", {})) for t in tools)
+    return Reply(fault=fault, tool_calls=calls, quirks=frozenset(quirks), **reply)
+
+
+def _last(tools: list[dict[str, Any]]) -> dict[str, Any]:
+    """The tool call ``args``/``bad_args`` belong to (a ``write_file`` call if none yet)."""
+    if not tools:
+        tools.append({})
+    return tools[-1]
 
 
 def load_scenario(path: str | Path) -> list[Reply]:

@@ -1,8 +1,10 @@
 """The simulator's HTTP server: a small HTTP/1.1 server on asyncio streams.
 
 It speaks ``POST /v1/chat/completions`` (OpenAI SSE), ``POST /v1/messages`` (Anthropic SSE)
-and ``GET /v1/models``, records every request it receives (``sim.requests``) and injects the
-faults of :mod:`app.simulator.script`. It runs in the caller's event loop
+and ``GET /v1/models`` (errors in Anthropic's format for Anthropic clients: an
+``anthropic-version`` header; an ``X-Sim-Fault`` response fault applies there too), records
+every request it receives (``sim.requests``) and injects the faults of
+:mod:`app.simulator.script`. It runs in the caller's event loop
 (``async with Simulator() as sim``) or in its own thread (:class:`SimulatorThread`).
 
 This module owns the server's life cycle, connections, routing and the request record. The
@@ -27,10 +29,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from .faults import send_error
+from .faults import send_error, send_fault_response
 from .http import MAX_HEAD, BadRequest, Request, read_request, send_bytes, send_simple
 from .planning import DEFAULT_MODELS
-from .script import Fault, Reply, SpecError, parse_spec
+from .script import RESPONSE_FAULTS, Fault, Reply, SpecError, parse_spec
 from .streaming import answer
 
 __all__ = ["FAULT_HEADER", "RecordedRequest", "Simulator", "SimulatorThread"]
@@ -238,21 +240,21 @@ class Simulator:
         """Answer one request; False when the connection must not be reused."""
         path = request.path.split("?", 1)[0].rstrip("/") or "/"
         self._requests.append(RecordedRequest(request.method, path, request.headers, request.body))
-        protocol = {"/v1/chat/completions": "openai", "/v1/messages": "anthropic"}.get(path)
+        routes = {"/v1/chat/completions": "openai", "/v1/messages": "anthropic"}
+        protocol = routes.get(path) or _protocol_of(path, request.headers)
         if path in ("/", "/health"):
             return await send_simple(writer, 200, b"Continuum simulator\n", True)
         if path not in ("/v1/models", "/v1/chat/completions", "/v1/messages"):
-            return await send_error(writer, protocol or "openai", 404,
+            return await send_error(writer, protocol, 404,
                                      f"No route {path!r} on the simulator.", None)  # fmt: skip
         expected_method = "GET" if path == "/v1/models" else "POST"
         if request.method != expected_method:
-            return await send_simple(writer, 405, b"method not allowed", True)
+            message = f"Method not allowed: use {expected_method}."
+            return await send_error(writer, protocol, 405, message, None)
         if self._api_key is not None and not self._authorized(request.headers):
-            return await send_error(
-                writer, protocol or "openai", 401, "Invalid API key (simulated).", None
-            )
+            return await send_error(writer, protocol, 401, "Invalid API key (simulated).", None)
         if path == "/v1/models":
-            return await self._send_models(writer)
+            return await self._answer_models(writer, protocol, request.headers)
         assert protocol is not None
         try:
             body = json.loads(request.body) if request.body else {}
@@ -285,6 +287,20 @@ class Simulator:
         except IndexError:
             return self.default
 
+    async def _answer_models(
+        self, writer: asyncio.StreamWriter, protocol: str, headers: Mapping[str, str]
+    ) -> bool:
+        """The model list, or the response fault the request's ``X-Sim-Fault`` names."""
+        spec = headers.get(FAULT_HEADER)
+        if spec:
+            try:
+                fault = parse_spec(spec).fault
+            except SpecError as err:
+                return await send_error(writer, protocol, 400, f"Bad request: {err}", None)
+            if fault is not None and fault.kind in RESPONSE_FAULTS:
+                return await send_fault_response(writer, protocol, fault)
+        return await self._send_models(writer)
+
     async def _send_models(self, writer: asyncio.StreamWriter) -> bool:
         data = [
             {"id": name, "object": "model", "type": "model", "created": 0,
@@ -302,6 +318,14 @@ class Simulator:
         return await send_bytes(
             writer, 200, json.dumps(payload).encode(), "application/json", [], True
         )
+
+
+def _protocol_of(path: str, headers: Mapping[str, str]) -> str:
+    """Whose error format a request outside the two completion routes gets: Anthropic's for
+    its clients (an ``anthropic-version`` header, or a path ending in ``/messages``)."""
+    if "anthropic-version" in headers or path.endswith("/messages"):
+        return "anthropic"
+    return "openai"
 
 
 class SimulatorThread:

@@ -1,11 +1,15 @@
 """The simulator's wire formats: SSE events and error bodies for both provider protocols.
 
 Pure functions from a resolved :class:`Plan` to the bytes of each SSE event, so the server only
-decides *when* to send (pacing, faults) and this module only decides *what*.
+decides *when* to send (pacing, faults) and this module only decides *what*. The stream quirks
+of real servers (:class:`~app.simulator.script.Quirk`) are applied here; the whole (non-streamed)
+JSON answers are :mod:`app.simulator.whole`'s.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import re
 import time
@@ -15,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ..messages import StopReason
+from .script import Quirk
 
 __all__ = [
     "Plan",
@@ -23,10 +28,15 @@ __all__ = [
     "anthropic_events",
     "error_type_for",
     "html_error_page",
+    "llamacpp_error_field_event",
     "malformed_event",
     "openai_error_body",
     "openai_error_event",
     "openai_events",
+    "openai_finish",
+    "openai_usage",
+    "anthropic_stop",
+    "thinking_signature",
     "split_events",
     "tokenize",
 ]
@@ -43,6 +53,18 @@ _ANTHROPIC_STOP: Final[dict[str, str]] = {
     StopReason.PAUSED: "pause_turn",
     StopReason.CONTEXT_FULL: "model_context_window_exceeded",
 }
+
+
+def openai_finish(stop: StopReason | str) -> str:
+    """The ``finish_reason`` for a stop reason (a raw string is sent as is)."""
+    return _OPENAI_STOP.get(stop, stop)
+
+
+def anthropic_stop(stop: StopReason | str) -> str:
+    """The ``stop_reason`` for a stop reason (a raw string is sent as is)."""
+    return _ANTHROPIC_STOP.get(stop, stop)
+
+
 _TOKEN: Final = re.compile(r"\s*\S+|\s+")
 
 
@@ -73,6 +95,30 @@ class Plan:
     argument_chunk: int
     input_tokens: int
     include_usage: bool = True
+    thinking: tuple[str, ...] = ()  # reasoning pieces, sent before the answer
+    reasoning_field: str = "reasoning_content"
+    quirks: frozenset[Quirk] = frozenset()
+
+    @property
+    def refusal(self) -> bool:
+        """An OpenAI refusal: the text goes in ``delta.refusal`` and the finish is ``stop``."""
+        return self.stop == StopReason.REFUSAL
+
+    @property
+    def thinking_text(self) -> str:
+        return "".join(self.thinking)
+
+    @property
+    def output_tokens(self) -> int:
+        """Usage: text and reasoning tokens, plus each tool call (name + arguments/4)."""
+        calls = sum(1 + -(-len(call.arguments) // 4) for call in self.tool_calls)
+        return len(self.tokens) + len(self.thinking) + calls
+
+
+def thinking_signature(thinking: str) -> str:
+    """The signature the simulator gives a thinking block (it checks it when sent back)."""
+    digest = hashlib.sha256(b"continuum-sim-thinking\0" + thinking.encode()).digest()
+    return base64.b64encode(b"\x12sim" + digest).decode()
 
 
 def _pieces(text: str, size: int) -> Iterator[str]:
@@ -92,33 +138,109 @@ def openai_events(plan: Plan) -> Iterator[bytes]:
         f'"created":{created},"model":{_json(plan.model)},'
     )
     usage_null = ',"usage":null' if plan.include_usage else ""
+    quirks = plan.quirks
+    azure = Quirk.CONTENT_FILTER in quirks
+    pending = "null"  # finish_reason before the last chunk
+    if Quirk.FINISH_EMPTY in quirks:
+        pending = '""'
+    elif Quirk.FINISH_NULL_STRING in quirks:
+        pending = '"null"'
+    filters = ',"content_filter_results":{}' if azure else ""
 
     def chunk(delta: Any, finish: str | None = None) -> bytes:
-        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
-        return f'data: {prefix}"choices":[{_json(choice)}]{usage_null}}}\n\n'.encode()
+        choice: dict[str, Any] = {"index": 0, "delta": delta, "logprobs": None}
+        if azure:
+            choice["content_filter_results"] = _azure_filter(finish is not None)
+        body = (
+            _json(choice)[:-1]
+            + ',"finish_reason":'
+            + (_json(finish) if finish is not None else pending)
+            + "}"
+        )
+        return f'data: {prefix}"choices":[{body}]{usage_null}}}\n\n'.encode()
 
-    yield chunk({"role": "assistant", "content": ""})
+    if azure:
+        yield (
+            'data: {"choices":[],"created":0,"id":"","model":"","object":"",'
+            '"prompt_filter_results":[{"prompt_index":0,"content_filter_results":'
+            f"{_json(_azure_filter(False))}}}]}}\n\n"
+        ).encode()
+    text_key = "refusal" if plan.refusal else "content"
+    first: dict[str, Any] = {"role": "assistant", "content": ""}
+    if plan.refusal:
+        first = {"role": "assistant", "content": None, "refusal": ""}
+    elif not plan.tokens and plan.tool_calls:
+        first = {"role": "assistant", "content": None}  # a tool-only reply
+    calls = list(_openai_call_deltas(plan))
+    standard = not quirks & {Quirk.OLLAMA_INDEX0, Quirk.GEMINI_NO_INDEX}
+    if first["content"] is None and calls and standard and not plan.thinking:
+        first.update(calls.pop(0))  # OpenAI sends the first call's head with the role
+    yield chunk(first)
+    for piece in plan.thinking:
+        yield chunk({plan.reasoning_field: piece})
     for token in plan.tokens:
         # The common case is formatted by hand: the simulator must outpace any client.
         yield (
-            f'data: {prefix}"choices":[{{"index":0,"delta":{{"content":{_json(token)}}},'
-            f'"logprobs":null,"finish_reason":null}}]{usage_null}}}\n\n'
+            f'data: {prefix}"choices":[{{"index":0,"delta":{{"{text_key}":{_json(token)}}},'
+            f'"logprobs":null{filters},"finish_reason":{pending}}}]{usage_null}}}\n\n'
         ).encode()
-    for index, call in enumerate(plan.tool_calls):
-        head = {"index": index, "id": call.id, "type": "function",
-                "function": {"name": call.name, "arguments": ""}}  # fmt: skip
-        yield chunk({"tool_calls": [head]})
-        for piece in _pieces(call.arguments, plan.argument_chunk):
-            yield chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
-    yield chunk({}, _OPENAI_STOP.get(plan.stop, plan.stop))
+    for delta in calls:
+        yield chunk(delta)
+    finish = "stop" if plan.refusal else openai_finish(plan.stop)
+    yield chunk({}, finish)
     if plan.include_usage:
-        usage = {
-            "prompt_tokens": plan.input_tokens,
-            "completion_tokens": len(plan.tokens),
-            "total_tokens": plan.input_tokens + len(plan.tokens),
-        }
-        yield f'data: {prefix}"choices":[],"usage":{_json(usage)}}}\n\n'.encode()
-    yield b"data: [DONE]\n\n"
+        yield f'data: {prefix}"choices":[],"usage":{_json(openai_usage(plan))}}}\n\n'.encode()
+    if Quirk.NO_DONE not in quirks:
+        yield b"data: [DONE]\n\n"
+
+
+def openai_usage(plan: Plan) -> dict[str, Any]:
+    usage: dict[str, Any] = {
+        "prompt_tokens": plan.input_tokens,
+        "completion_tokens": plan.output_tokens,
+        "total_tokens": plan.input_tokens + plan.output_tokens,
+    }
+    if plan.thinking:
+        usage["completion_tokens_details"] = {"reasoning_tokens": len(plan.thinking)}
+    return usage
+
+
+def _openai_call_deltas(plan: Plan) -> Iterator[dict[str, Any]]:
+    """The ``delta`` objects that carry the tool calls, in the dialect the quirks ask for."""
+    for index, call in enumerate(plan.tool_calls):
+        if Quirk.OLLAMA_INDEX0 in plan.quirks:  # each call whole, and always index 0
+            yield {"role": "assistant", "content": "", "tool_calls": [
+                {"id": call.id, "index": 0, "type": "function",
+                 "function": {"name": call.name, "arguments": call.arguments}}]}  # fmt: skip
+            continue
+        pieces = list(_pieces(call.arguments, plan.argument_chunk)) or [""]
+        if Quirk.GEMINI_NO_INDEX in plan.quirks:  # no index; the id on every piece
+            yield {
+                "tool_calls": [
+                    {
+                        "id": call.id,
+                        "type": "function",
+                        "function": {"name": call.name, "arguments": pieces[0]},
+                    }
+                ]
+            }
+            yield {"tool_calls": [{"extra_content": {"google": {
+                "thought_signature": thinking_signature(call.id)}}}]}  # fmt: skip
+            for piece in pieces[1:]:
+                yield {"tool_calls": [{"id": call.id, "type": "function",
+                                       "function": {"arguments": piece}}]}  # fmt: skip
+            continue
+        yield {"tool_calls": [{"index": index, "id": call.id, "type": "function",
+                               "function": {"name": call.name, "arguments": ""}}]}  # fmt: skip
+        for piece in _pieces(call.arguments, plan.argument_chunk):
+            yield {"tool_calls": [{"index": index, "function": {"arguments": piece}}]}
+
+
+def _azure_filter(triggered: bool) -> dict[str, Any]:
+    """Azure OpenAI's per-category filter results (``violence`` trips at the end)."""
+    safe = {"filtered": False, "severity": "safe"}
+    violence = {"filtered": True, "severity": "medium"} if triggered else safe
+    return {"hate": safe, "self_harm": safe, "sexual": safe, "violence": violence}
 
 
 def openai_error_body(status: int, message: str, error_type: str, code: str | None) -> bytes:
@@ -158,20 +280,40 @@ def anthropic_events(plan: Plan) -> Iterator[bytes]:
         },
     )
     index = 0
-    if plan.tokens:
+    if plan.thinking:
         yield _event(
             "content_block_start",
             {"type": "content_block_start", "index": 0,
+             "content_block": {"type": "thinking", "thinking": "", "signature": ""}},
+        )  # fmt: skip
+        for piece in plan.thinking:
+            yield _event(
+                "content_block_delta",
+                {"type": "content_block_delta", "index": 0,
+                 "delta": {"type": "thinking_delta", "thinking": piece}},
+            )  # fmt: skip
+        yield _event(
+            "content_block_delta",
+            {"type": "content_block_delta", "index": 0,
+             "delta": {"type": "signature_delta",
+                       "signature": thinking_signature(plan.thinking_text)}},
+        )  # fmt: skip
+        yield _event("content_block_stop", {"type": "content_block_stop", "index": 0})
+        index = 1
+    if plan.tokens:
+        yield _event(
+            "content_block_start",
+            {"type": "content_block_start", "index": index,
              "content_block": {"type": "text", "text": ""}},
         )  # fmt: skip
         yield b'event: ping\ndata: {"type":"ping"}\n\n'
         for token in plan.tokens:
             yield (
-                'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
-                f'"delta":{{"type":"text_delta","text":{_json(token)}}}}}\n\n'
+                'event: content_block_delta\ndata: {"type":"content_block_delta",'
+                f'"index":{index},"delta":{{"type":"text_delta","text":{_json(token)}}}}}\n\n'
             ).encode()
-        yield _event("content_block_stop", {"type": "content_block_stop", "index": 0})
-        index = 1
+        yield _event("content_block_stop", {"type": "content_block_stop", "index": index})
+        index += 1
     for call in plan.tool_calls:
         yield _event(
             "content_block_start",
@@ -191,12 +333,13 @@ def anthropic_events(plan: Plan) -> Iterator[bytes]:
         "message_delta",
         {
             "type": "message_delta",
-            "delta": {"stop_reason": _ANTHROPIC_STOP.get(plan.stop, plan.stop),
+            "delta": {"stop_reason": anthropic_stop(plan.stop),
                       "stop_sequence": None},
-            "usage": {"output_tokens": len(plan.tokens)},
+            "usage": {"output_tokens": plan.output_tokens},
         },
     )  # fmt: skip
-    yield _event("message_stop", {"type": "message_stop"})
+    if Quirk.NO_DONE not in plan.quirks:
+        yield _event("message_stop", {"type": "message_stop"})
 
 
 def anthropic_error_body(error_type: str, message: str) -> bytes:
@@ -205,6 +348,23 @@ def anthropic_error_body(error_type: str, message: str) -> bytes:
 
 def anthropic_error_event(error_type: str, message: str) -> bytes:
     return _event("error", {"type": "error", "error": {"type": error_type, "message": message}})
+
+
+# --- llama.cpp -----------------------------------------------------------------------------
+
+#: llama.cpp's words when the prompt does not fit its context.
+LLAMACPP_CONTEXT_MESSAGE: Final = (
+    "the request exceeds the available context size, try increasing it"
+)
+
+
+def llamacpp_error(error_type: str, message: str | None, code: int = 400) -> dict[str, Any]:
+    return {"code": code, "message": message or LLAMACPP_CONTEXT_MESSAGE, "type": error_type}
+
+
+def llamacpp_error_field_event(error_type: str, message: str | None) -> bytes:
+    """llama.cpp's non-standard ``error:`` SSE field (a client's SSE parser drops it)."""
+    return f"error: {_json(llamacpp_error(error_type, message))}\n\n".encode()
 
 
 # --- shared --------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ from ..errors import (
     ProviderTimeoutError,
 )
 from ..model import ModelEvent, ModelRequest
-from .errors import error_from_event, error_from_response
+from .errors import base_url_hint, error_from_event, error_from_response
 from .sse import StreamParser, events_from_lines, events_from_response, looks_like_sse, sse_lines
 
 __all__ = [
@@ -280,7 +280,7 @@ class HTTPModel:
         what = "an HTML page" if "html" in content_type else f"{content_type or 'no type'!r}"
         return ProviderStreamError(
             f"{self.provider} at {url} answered with {what} instead of a stream of events. "
-            "Check the base URL (OpenAI-compatible servers usually end in /v1) and that the "
+            f"Check the base URL ({base_url_hint(self.provider)}) and that the "
             "server supports streaming.",
             status_code=200,
             retryable=False,

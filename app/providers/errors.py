@@ -33,6 +33,7 @@ __all__ = [
     "MAX_PROVIDER_MESSAGE",
     "MIN_KEY_FRAGMENT",
     "RETRYABLE_STATUSES",
+    "base_url_hint",
     "error_fields_from_json",
     "error_from_event",
     "error_from_response",
@@ -261,6 +262,13 @@ def _clip(text: str) -> str:
     return text
 
 
+def base_url_hint(provider: str) -> str:
+    """What a base URL for ``provider`` looks like, for "check the base URL" messages."""
+    if provider.lower().startswith("anthropic"):
+        return "the API root, e.g. https://api.anthropic.com, with or without /v1"
+    return "OpenAI-compatible servers usually end in /v1"
+
+
 def error_from_response(
     status: int,
     headers: Mapping[str, str],
@@ -299,7 +307,7 @@ def error_from_response(
     if status == 404:
         return ProviderNotFoundError(
             f"{where} has no model {model!r} at {url}: {detail}. Check the model name and the "
-            "base URL (OpenAI-compatible servers usually end in /v1).",
+            f"base URL ({base_url_hint(provider)}).",
             retryable=False,
             **common,
         )

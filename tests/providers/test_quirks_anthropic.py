@@ -210,6 +210,7 @@ async def test_anthropic_error_replies(
     assert type(err) is expected, err
     assert err.status_code == status and err.retryable is retryable
     assert message[:40] in str(err)
+    assert "OpenAI" not in str(err)  # hints name Anthropic's base URL forms, not OpenAI's
 
 
 # --- thinking blocks are kept and sent back ---------------------------------------------------

@@ -58,6 +58,9 @@ class Settings:
     recent_models: tuple[str, ...] = field(default=())
     #: stdio MCP servers started with the app; their tools are offered in every conversation.
     mcp_servers: tuple[McpServerConfig, ...] = field(default=())
+    #: OpenAI-compatible ``stream_options`` (token usage): ``None`` sends it and drops it for a
+    #: server that refuses it; ``false`` never sends it; ``true`` always does. File only.
+    stream_options: bool | None = None
 
     @property
     def configured(self) -> bool:
@@ -190,6 +193,9 @@ def settings_from_data(data: Any) -> tuple[Settings, list[str]]:
     if not isinstance(entries, list):
         raise SettingsFormatError("mcp_servers must be a list")
     servers, skipped = _mcp_servers(entries)
+    stream_options = data.get("stream_options")
+    if stream_options is not None and not isinstance(stream_options, bool):
+        raise SettingsFormatError("stream_options must be true, false or null (automatic)")
     settings = Settings(
         provider_kind=kind,
         base_url=base_url,
@@ -199,6 +205,7 @@ def settings_from_data(data: Any) -> tuple[Settings, list[str]]:
         workspace=workspace or None,
         recent_models=tuple(recent)[:MAX_RECENT_MODELS],
         mcp_servers=servers,
+        stream_options=stream_options,
     )
     return settings, skipped
 

@@ -51,7 +51,12 @@ class Models:
         key = get_api_key(settings.key_service(), settings.api_key_env or DEFAULT_KEY_ENV)
         if settings.provider_kind == "anthropic":
             return AnthropicModel(settings.base_url, settings.model, api_key=key)
-        return OpenAICompatibleModel(settings.base_url, settings.model or "default", api_key=key)
+        return OpenAICompatibleModel(
+            settings.base_url,
+            settings.model or "default",
+            api_key=key,
+            stream_options=settings.stream_options,
+        )
 
 
 def simulator_settings(settings: Settings, base_url: str) -> Settings:

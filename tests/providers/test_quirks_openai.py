@@ -32,6 +32,8 @@ from app import (
 )
 from app.errors import ProviderError
 from app.providers import OpenAICompatibleModel
+from app.services.models import Models
+from app.settings import SETTINGS_FILE, Settings, load_settings, save_settings
 from app.storage import SQLiteSessionStore
 
 from .conftest import BOUND
@@ -385,3 +387,48 @@ async def test_reasoning_cut_before_the_answer_is_kept_as_interrupted(
     assert isinstance(partial, AssistantMessage) and partial.content == ""
     assert partial.stop_reason is StopReason.INTERRUPTED
     assert [part.text for part in partial.reasoning] == ["The list says milk and eggs; "]
+
+
+# --- the stream_options setting ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(("value", "sent"), [(None, [True, False]), (False, [False])])
+async def test_stream_options_setting_reaches_the_model(
+    server: QuirkServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    value: bool | None,
+    sent: list[bool],
+) -> None:
+    """``settings.json``'s ``stream_options`` (``null`` = auto) → the model the app builds."""
+    monkeypatch.setenv("CONTINUUM_QUIRK_KEY", "sk-test-1234567")
+    data = {"provider_kind": "openai", "base_url": server.base_url, "model": "m",
+            "api_key_env": "CONTINUUM_QUIRK_KEY", "stream_options": value}  # fmt: skip
+    (tmp_path / SETTINGS_FILE).write_text(json.dumps(data), encoding="utf-8")
+    loaded = load_settings(tmp_path)
+    assert loaded.problem is None and loaded.settings.stream_options is value
+    save_settings(tmp_path, loaded.settings)  # saved again, it reads the same
+    assert load_settings(tmp_path).settings == loaded.settings
+    model = Models().build(loaded.settings)
+    assert isinstance(model, OpenAICompatibleModel) and model.stream_options is value
+    server.refuse_stream_options = recorded(REFUSALS[0])
+    server.serve("koboldcpp-1.7x-finish-reason-null-string.sse")
+    extension = SQLiteSessionExtension(tmp_path / "continuum.sqlite")
+    try:
+        agent = await Agent.create(model, config=AgentRunConfig("s1"), extensions=[extension])
+        async with asyncio.timeout(BOUND):
+            reply = await agent.run("what do I need?")
+    finally:
+        await model.aclose()
+        await extension.storage.close()
+    assert reply.content == "Milk, eggs and bread."
+    assert ["stream_options" in body for body in server.bodies] == sent
+
+
+@pytest.mark.parametrize("value", ["no", 0, []])
+def test_stream_options_setting_of_a_wrong_type_is_refused(tmp_path: Path, value: object) -> None:
+    path = tmp_path / SETTINGS_FILE
+    path.write_text(json.dumps({"provider_kind": "openai", "stream_options": value}), "utf-8")
+    loaded = load_settings(tmp_path)
+    assert loaded.settings == Settings()  # defaults, the file kept aside, and a clear notice
+    assert loaded.problem is not None and "stream_options" in loaded.problem

@@ -28,7 +28,7 @@ from app.services import AppServices
 from app.settings import Settings
 from tests.ui.helpers import close_window, make_services, open_window, until
 from ui.transcript.delegate import OUTER_X, OUTER_Y, PAD
-from ui.transcript.model import ItemKind
+from ui.transcript.model import ItemKind, Roles
 
 THOUGHT = "First **add** six and <b>seven</b>"
 ANSWER = "The answer is 13."
@@ -188,3 +188,67 @@ def test_streamed_reasoning_shows_thinking_then_thought(run: Any, tmp_path: Path
             await close_window(window)
 
     run(scenario())
+
+
+def _view_with(qapp: Any, model: Any) -> Any:
+    from ui.transcript.view import TranscriptView
+
+    view = TranscriptView()
+    view.setModel(model)
+    view.resize(700, 500)
+    view.show()
+    return view
+
+
+def _docs_text(view: Any, row: int) -> list[str]:
+    view.viewport().grab()
+    item = view.model().item(row)
+    return [doc.toPlainText() for doc in view.delegate._renders[item.uid].docs()]
+
+
+def test_a_step_that_only_thought_draws_no_empty_body(qapp: Any) -> None:
+    from app import ToolCall, ToolMessage
+    from ui.transcript.model import TranscriptModel
+
+    model = TranscriptModel()
+    call = ToolCall("c1", "read_file", {"path": "a"})
+    model.load_history(
+        [
+            UserMessage("read a"),
+            AssistantMessage("", (call,), reasoning=(Reasoning("read it", seconds=1.0),)),
+            ToolMessage("c1", "read_file", "data"),
+        ]
+    )
+    view = _view_with(qapp, model)
+    assert _docs_text(view, 1) == ["Assistant", "▸ Thought for 1 s"]
+    view.close()
+
+
+def test_open_reasoning_follows_the_stream(qapp: Any) -> None:
+    from ui.transcript.model import TranscriptModel
+    from ui.transcript.rows import copy_text
+
+    model = TranscriptModel()
+    view = _view_with(qapp, model)
+    model.add_user("hi")
+    model.append_reasoning("one ")
+    model.flush()
+    row = model.rowCount() - 1
+    assert model.setData(model.index(row, 0), True, Roles.EXPANDED)
+    assert "one" in "\n".join(_docs_text(view, row))
+    model.append_reasoning("two")
+    model.flush()
+    text = "\n".join(_docs_text(view, row))
+    assert "▾ Thinking…" in text and "one two" in text
+    model.append_delta("Answer")
+    model.flush()
+    model.message_saved(AssistantMessage("Answer", reasoning=(Reasoning("one two", seconds=2.0),)))
+    text = "\n".join(_docs_text(view, row))
+    assert "▾ Thought for 2 s" in text and "one two" in text and "Answer" in text
+    # Expanded, "Copy message" takes the reasoning too; collapsed, only the answer.
+    assert copy_text(model.item(row)) == "Thought for 2 s:\none two\n\nAnswer"
+    assert model.setData(model.index(row, 0), False, Roles.EXPANDED)
+    assert copy_text(model.item(row)) == "Answer"
+    # A row without reasoning does not open.
+    assert not model.setData(model.index(0, 0), True, Roles.EXPANDED)
+    view.close()

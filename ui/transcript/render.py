@@ -197,12 +197,10 @@ def reasoning_html(item: TranscriptItem, colour: str = "") -> str:
         return ""
     arrow = "▾" if item.expanded else "▸"
     tint = f" color:{colour};" if colour else ""
-    head = (
-        f'<a href="{TOGGLE_SCHEME}:" style="text-decoration:none;{tint}">{arrow} '
-        f"{html.escape(label)}</a>"
-    )
+    words = html.escape(label)
     if item.thinking:
-        head += " <i>…</i>"
+        words = f"<i>{words}</i>"  # live: the row's header also says "writing…"
+    head = f'<a href="{TOGGLE_SCHEME}:" style="text-decoration:none;{tint}">{arrow} {words}</a>'
     if not item.expanded or not item.reasoning:
         return f"<p>{head}</p>"
     text = item.reasoning
@@ -272,8 +270,9 @@ def update_render(
     key = (item.reasoning, item.expanded, item.thinking, reasoning_label(item))
     if key != render.reasoning_key:
         # Rebuilt only when the reasoning changed: streamed answer text leaves it alone.
-        muted = palette.color(QPalette.ColorRole.PlaceholderText).name()
-        thought = reasoning_html(item, muted)
+        muted = palette.color(QPalette.ColorRole.PlaceholderText)  # often translucent text
+        tint = f"rgba({muted.red()},{muted.green()},{muted.blue()},{muted.alpha()})"
+        thought = reasoning_html(item, tint)
         render.reasoning = (
             _document(thought, width, small, css, source=item.reasoning) if thought else None
         )
@@ -290,8 +289,11 @@ def update_render(
         ]
         render.stable_text, render.code_blocks = "", []
         return
-    if item.kind is ItemKind.NOTE:
-        render.chunks = []
+    if item.kind is ItemKind.NOTE or (not item.text and render.reasoning is not None):
+        # A note is its header; a step that only thought (before tools) is its reasoning.
+        render.chunks, render.code_blocks, render.cut = [], [], False
+        render.stable_text, render.stable_code, render.stable_plain = "", 0, 0
+        render.plain_blocks = 0
         return
     text = item.text
     end = shown_end(text)

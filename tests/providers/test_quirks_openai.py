@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from httpx_sse import ServerSentEvent
 
 from app import (
     Agent,
@@ -26,12 +27,14 @@ from app import (
     ResumeKind,
     RetryPolicy,
     SQLiteSessionExtension,
+    StepEnd,
     StopReason,
+    ToolCallComplete,
     ToolMessage,
     UserMessage,
 )
 from app.errors import ProviderError
-from app.providers import OpenAICompatibleModel
+from app.providers import OpenAICompatibleModel, OpenAIStreamParser
 from app.services.models import Models
 from app.settings import SETTINGS_FILE, Settings, load_settings, save_settings
 from app.storage import SQLiteSessionStore
@@ -432,3 +435,91 @@ def test_stream_options_setting_of_a_wrong_type_is_refused(tmp_path: Path, value
     loaded = load_settings(tmp_path)
     assert loaded.settings == Settings()  # defaults, the file kept aside, and a clear notice
     assert loaded.problem is not None and "stream_options" in loaded.problem
+
+
+# --- the assembly rules, as a table (pure parser, no I/O) -------------------------------
+
+
+def _piece(index: int | None = None, call_id: str | None = None, name: str = "",
+           arguments: str | None = None) -> dict[str, Any]:  # fmt: skip
+    raw: dict[str, Any] = {"type": "function", "function": {}}
+    if index is not None:
+        raw["index"] = index
+    if call_id is not None:
+        raw["id"] = call_id
+    if name:
+        raw["function"]["name"] = name
+    if arguments is not None:
+        raw["function"]["arguments"] = arguments
+    return raw
+
+
+ASSEMBLY = {
+    "openai: id and name once, then arguments by index": (
+        [_piece(0, "a", "f", ""), _piece(0, None, "", '{"x":'), _piece(0, None, "", "1}"),
+         _piece(1, "b", "g", "{}")],
+        [("a", "f", {"x": 1}), ("b", "g", {})],
+    ),
+    "ollama 0.20: every call index 0, each its own id": (
+        [_piece(0, "a", "f", '{"x":1}'), _piece(0, "b", "f", '{"x":2}')],
+        [("a", "f", {"x": 1}), ("b", "f", {"x": 2})],
+    ),
+    "a server re-rolling the id on argument pieces": (
+        [_piece(0, "a", "f", '{"x":'), _piece(0, "z", "", "1}")],
+        [("a", "f", {"x": 1})],
+    ),
+    "the same id repeated on every piece": (
+        [_piece(0, "a", "f", '{"x":'), _piece(0, "a", "", "1}")],
+        [("a", "f", {"x": 1})],
+    ),
+    "gemini: no index; pieces continue the last call; metadata ignored": (
+        [_piece(None, "a", "f", '{"x":'), _piece(None, None, "", "1}"),
+         {"extra_content": {"google": {"thought_signature": "c2ln"}}},
+         _piece(None, "b", "g", "{}")],
+        [("a", "f", {"x": 1}), ("b", "g", {})],
+    ),
+    "whole calls with neither id nor index": (
+        [_piece(None, None, "f", '{"x":1}'), _piece(None, None, "g", "{}")],
+        [(None, "f", {"x": 1}), (None, "g", {})],
+    ),
+    "the id first, the name and arguments after": (
+        [_piece(0, "a"), _piece(0, None, "f", "{}")],
+        [("a", "f", {})],
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(ASSEMBLY))
+def test_tool_call_assembly(case: str) -> None:
+    pieces, expected = ASSEMBLY[case]
+    parser = OpenAIStreamParser(model="m")
+    for raw in pieces:
+        chunk = {"choices": [{"index": 0, "delta": {"tool_calls": [raw]}, "finish_reason": None}]}
+        assert parser.feed(ServerSentEvent(data=json.dumps(chunk))) == []
+    stop = {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}
+    parser.feed(ServerSentEvent(data=json.dumps(stop)))
+    parser.feed(ServerSentEvent(data="[DONE]"))
+    calls = [e.call for e in parser.finish() if isinstance(e, ToolCallComplete)]
+    assert [(c.name, dict(c.arguments)) for c in calls] == [(n, a) for _, n, a in expected]
+    for call, (call_id, _, _) in zip(calls, expected, strict=True):
+        assert call.id == call_id if call_id is not None else call.id.startswith("call_")
+
+
+@pytest.mark.parametrize(
+    ("values", "stop"),
+    [
+        ([None, None, "stop"], StopReason.END_TURN),
+        (["", "", "tool_calls"], StopReason.TOOL_USE),
+        (["null", "NULL", "length"], StopReason.MAX_OUTPUT),
+        ([" ", "stop", "length"], StopReason.END_TURN),  # the first real one is kept
+        (["", "eos_token"], "eos_token"),  # an unknown reason stays its raw string
+    ],
+)
+def test_finish_reason_placeholders(values: list[str | None], stop: StopReason | str) -> None:
+    parser = OpenAIStreamParser(model="m")
+    for value in values:
+        chunk = {"choices": [{"index": 0, "delta": {"content": "x"}, "finish_reason": value}]}
+        parser.feed(ServerSentEvent(data=json.dumps(chunk)))
+    parser.feed(ServerSentEvent(data="[DONE]"))
+    end = parser.finish()[-1]
+    assert isinstance(end, StepEnd) and end.stop_reason == stop

@@ -8,8 +8,15 @@ import contextlib
 import sys
 from collections.abc import Sequence
 
-from .script import SpecError, load_scenario, parse_spec
+from .script import FaultKind, Quirk, SpecError, load_scenario, parse_spec
 from .server import Simulator
+
+#: The quirks of real servers the simulator plays, by the name ``X-Sim-Fault`` takes.
+NAMED = (
+    *(q.value for q in Quirk),
+    *(k.value for k in (FaultKind.LLAMACPP_CTX, FaultKind.LLAMACPP_ERROR_FIELD, FaultKind.QUOTA,
+                        FaultKind.REJECT_STREAM_OPTIONS)),
+)  # fmt: skip
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -18,7 +25,9 @@ def _parser() -> argparse.ArgumentParser:
         description="A loopback LLM provider speaking OpenAI Chat Completions and Anthropic "
         "Messages streaming, with scripted replies and fault injection.",
         epilog="Per request, send the header 'X-Sim-Fault: drop_after=3' (see "
-        "app/simulator/script.py for every fault).",
+        "app/simulator/script.py for every fault). Real servers' quirks are named faults too: "
+        f"{', '.join(NAMED)}; 'think' adds reasoning (signed thinking on Anthropic) and a "
+        'request with "stream": false gets one whole JSON answer.',
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
     parser.add_argument("--port", type=int, default=8765, help="port (0 picks a free one)")

@@ -89,6 +89,9 @@ def plan(protocol: str, body: Mapping[str, Any], reply: Reply) -> wire.Plan:
         thinking=tuple(wire.tokenize(reply.thinking or "")),
         reasoning_field=reply.reasoning_field,
         quirks=reply.quirks,
+        redacted=wire.redacted_data()
+        if reply.redacted_thinking and protocol == "anthropic"
+        else None,
     )
 
 
@@ -110,7 +113,13 @@ def _bad_signature(messages: Any) -> str | None:
         if not isinstance(content, list) or message.get("role") != "assistant":
             continue
         for b, block in enumerate(content):
-            if not isinstance(block, dict) or block.get("type") != "thinking":
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "redacted_thinking" and not wire.redacted_data_is_ours(
+                block.get("data")
+            ):
+                return f"messages.{m}.content.{b}: Invalid `data` in `redacted_thinking` block"
+            if block.get("type") != "thinking":
                 continue
             text = block.get("thinking")
             if not isinstance(text, str) or block.get("signature") != wire.thinking_signature(text):

@@ -26,6 +26,8 @@ in the form of :meth:`Reply.from_dict`::
     text=Hello | tokens=500 | rate=50            reply text, filler length, tokens per second
     think | think=Let me see    reasoning first: OpenAI ``delta.reasoning_content`` (or
                             ``reasoning_field=reasoning``), Anthropic a signed thinking block
+    redacted_thinking       Anthropic: a ``redacted_thinking`` block first (OpenAI: nothing);
+                            a thinking block sent back changed is refused (HTTP 400)
 
 Named server quirks and faults (what real servers send; see :class:`Quirk`)::
 
@@ -213,7 +215,8 @@ class Reply:
     ``None`` means ``tool_use`` when there are tool calls, else ``end_turn``. ``raw`` replays
     a recorded SSE body verbatim (one HTTP chunk per event; a fault still applies).
     ``thinking`` is reasoning sent before the answer (``reasoning_field`` names the OpenAI
-    delta field: ``reasoning_content`` or ``reasoning``); ``quirks`` are :class:`Quirk` values.
+    delta field: ``reasoning_content`` or ``reasoning``); ``redacted_thinking`` adds an
+    Anthropic ``redacted_thinking`` block; ``quirks`` are :class:`Quirk` values.
     """
 
     text: str | None = None
@@ -227,6 +230,7 @@ class Reply:
     thinking: str | None = None
     reasoning_field: str = "reasoning_content"
     quirks: frozenset[Quirk] = frozenset()
+    redacted_thinking: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
@@ -249,6 +253,7 @@ class Reply:
         unknown = set(data) - {
             "text", "tool_calls", "stop", "fault", "tokens", "argument_chunk",
             "tokens_per_second", "raw", "thinking", "reasoning_field", "quirks",
+            "redacted_thinking",
         }  # fmt: skip
         if unknown:
             raise SpecError(f"unknown reply field(s): {', '.join(sorted(unknown))}")
@@ -270,6 +275,7 @@ class Reply:
             thinking=data.get("thinking"),
             reasoning_field=str(data.get("reasoning_field", "reasoning_content")),
             quirks=frozenset(data.get("quirks") or ()),
+            redacted_thinking=bool(data.get("redacted_thinking", False)),
         )
 
 
@@ -356,6 +362,8 @@ def parse_spec(spec: str) -> Reply:
             reply["thinking"] = value or DEFAULT_THINKING
         elif key == "reasoning_field":
             reply["reasoning_field"] = value
+        elif key == "redacted_thinking" and not value:
+            reply["redacted_thinking"] = True
         elif key == "retry_after":
             fault_extra["retry_after"] = _number(key, value)
         elif key == "error_type":

@@ -49,6 +49,8 @@ def openai_completion(plan: wire.Plan) -> bytes:
 
 def anthropic_message(plan: wire.Plan) -> bytes:
     content: list[dict[str, Any]] = []
+    if plan.redacted is not None:
+        content.append({"type": "redacted_thinking", "data": plan.redacted})
     if plan.thinking:
         content.append({"type": "thinking", "thinking": plan.thinking_text,
                         "signature": wire.thinking_signature(plan.thinking_text)})  # fmt: skip

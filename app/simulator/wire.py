@@ -36,6 +36,8 @@ __all__ = [
     "openai_finish",
     "openai_usage",
     "anthropic_stop",
+    "redacted_data",
+    "redacted_data_is_ours",
     "thinking_signature",
     "split_events",
     "tokenize",
@@ -98,6 +100,7 @@ class Plan:
     thinking: tuple[str, ...] = ()  # reasoning pieces, sent before the answer
     reasoning_field: str = "reasoning_content"
     quirks: frozenset[Quirk] = frozenset()
+    redacted: str | None = None  # Anthropic redacted_thinking data, sent before the thinking
 
     @property
     def refusal(self) -> bool:
@@ -113,6 +116,25 @@ class Plan:
         """Usage: text and reasoning tokens, plus each tool call (name + arguments/4)."""
         calls = sum(1 + -(-len(call.arguments) // 4) for call in self.tool_calls)
         return len(self.tokens) + len(self.thinking) + calls
+
+
+_REDACTED_KEY: Final = b"continuum-sim-redacted\0"
+
+
+def redacted_data() -> str:
+    """Opaque ``redacted_thinking`` data the simulator can recognise when it comes back."""
+    nonce = uuid.uuid4().bytes
+    return base64.b64encode(b"\x12simr" + nonce + hashlib.sha256(_REDACTED_KEY + nonce).digest()
+                            ).decode()  # fmt: skip
+
+
+def redacted_data_is_ours(data: object) -> bool:
+    try:
+        raw = base64.b64decode(str(data), validate=True)
+    except ValueError:
+        return False
+    nonce, mac = raw[5:21], raw[21:]
+    return raw[:5] == b"\x12simr" and mac == hashlib.sha256(_REDACTED_KEY + nonce).digest()
 
 
 def thinking_signature(thinking: str) -> str:
@@ -280,26 +302,34 @@ def anthropic_events(plan: Plan) -> Iterator[bytes]:
         },
     )
     index = 0
-    if plan.thinking:
+    if plan.redacted is not None:
         yield _event(
             "content_block_start",
             {"type": "content_block_start", "index": 0,
+             "content_block": {"type": "redacted_thinking", "data": plan.redacted}},
+        )  # fmt: skip
+        yield _event("content_block_stop", {"type": "content_block_stop", "index": 0})
+        index = 1
+    if plan.thinking:
+        yield _event(
+            "content_block_start",
+            {"type": "content_block_start", "index": index,
              "content_block": {"type": "thinking", "thinking": "", "signature": ""}},
         )  # fmt: skip
         for piece in plan.thinking:
             yield _event(
                 "content_block_delta",
-                {"type": "content_block_delta", "index": 0,
+                {"type": "content_block_delta", "index": index,
                  "delta": {"type": "thinking_delta", "thinking": piece}},
             )  # fmt: skip
         yield _event(
             "content_block_delta",
-            {"type": "content_block_delta", "index": 0,
+            {"type": "content_block_delta", "index": index,
              "delta": {"type": "signature_delta",
                        "signature": thinking_signature(plan.thinking_text)}},
         )  # fmt: skip
-        yield _event("content_block_stop", {"type": "content_block_stop", "index": 0})
-        index = 1
+        yield _event("content_block_stop", {"type": "content_block_stop", "index": index})
+        index += 1
     if plan.tokens:
         yield _event(
             "content_block_start",

@@ -287,3 +287,27 @@ async def test_anthropic_thinking_block_with_signature(client: httpx.AsyncClient
     assert _anthropic_error(changed)["message"] == (
         "messages.1.content.0: Invalid `signature` in `thinking` block"
     )
+
+
+async def test_anthropic_redacted_thinking_on_request(client: httpx.AsyncClient) -> None:
+    headers = {**ANTHROPIC_HEADERS, "X-Sim-Fault": "redacted_thinking;think=Then this"}
+    events = data_of(await client.post(ANTHROPIC, json=body("hi"), headers=headers))
+    starts = [
+        (e["index"], e["content_block"]) for e in events if e["type"] == "content_block_start"
+    ]
+    assert [(i, block["type"]) for i, block in starts] == [
+        (0, "redacted_thinking"), (1, "thinking"), (2, "text")]  # fmt: skip
+    data = starts[0][1]["data"]
+    assert isinstance(data, str) and data
+    turn = [{"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [{"type": "redacted_thinking", "data": data},
+                                              {"type": "text", "text": "hi"}]},
+            {"role": "user", "content": "and?"}]  # fmt: skip
+    again = await client.post(ANTHROPIC, json={"messages": turn}, headers=ANTHROPIC_HEADERS)
+    assert again.status_code == 200
+    turn[1]["content"][0]["data"] = data[:-4] + "AAAA"  # type: ignore[index]
+    changed = await client.post(ANTHROPIC, json={"messages": turn}, headers=ANTHROPIC_HEADERS)
+    assert changed.status_code == 400
+    assert "redacted_thinking" in _anthropic_error(changed)["message"]
+    openai = await client.post(OPENAI, json=body(), headers={"X-Sim-Fault": "redacted_thinking"})
+    assert b"redacted" not in openai.content  # Chat Completions has no such block

@@ -230,3 +230,15 @@ def test_quirk_names_are_documented_in_the_spec_module() -> None:
     names = [q.value for q in Quirk] + ["llamacpp_ctx_400", "llamacpp_error_field", "quota_429",
                                         "reject_stream_options", "think"]  # fmt: skip
     assert [n for n in names if n not in doc] == []
+
+
+def test_help_names_every_quirk(capsys: pytest.CaptureFixture[str]) -> None:
+    from app.simulator.__main__ import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(["--help"])
+    assert exited.value.code == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    names = [q.value for q in Quirk] + ["llamacpp_ctx_400", "llamacpp_error_field", "quota_429",
+                                        "reject_stream_options", "think"]  # fmt: skip
+    assert [n for n in names if n not in shown] == []

@@ -252,3 +252,33 @@ def test_open_reasoning_follows_the_stream(qapp: Any) -> None:
     # A row without reasoning does not open.
     assert not model.setData(model.index(0, 0), True, Roles.EXPANDED)
     view.close()
+
+
+def test_simulator_reasoning_reaches_the_window_collapsed(run: Any, tmp_path: Path) -> None:
+    """The real provider over loopback: the simulator's ``reasoning_content`` deltas are kept
+    apart from the answer, saved, and shown collapsed."""
+    from app.simulator import Reply, Simulator
+
+    async def scenario() -> None:
+        async with Simulator() as sim:
+            sim.enqueue(Reply(text="Forty-two.", thinking="Weigh the options carefully."))
+            window = await open_window(tmp_path, sim.openai_base_url)
+            try:
+                assert window.controller.send("The answer?")
+                await until(lambda: not window.controller.busy, what="the run ends")
+                model = window.transcript_model
+                row = _row(window)
+                item = model.item(row)
+                assert item.text == "Forty-two."
+                assert item.reasoning == "Weigh the options carefully."
+                text = shown(window, row)
+                assert re.search(r"▸ Thought for [^\n]* s", text), text
+                assert "Weigh the options" not in text
+                history = await window.services.history(window.controller.session_id)
+                saved = history[-1]
+                assert isinstance(saved, AssistantMessage)
+                assert [p.text for p in saved.reasoning] == ["Weigh the options carefully."]
+            finally:
+                await close_window(window)
+
+    run(scenario())

@@ -115,6 +115,10 @@ def test_saved_reasoning_opens_collapsed_and_a_click_expands_it(run: Any, tmp_pa
             view.setCurrentIndex(view.model().index(row, 0))
             QTest.keyClick(view, Qt.Key.Key_Return)
             assert THOUGHT in shown(window, row)
+            QTest.keyClick(view, Qt.Key.Key_Space)
+            assert THOUGHT not in shown(window, row)
+            QTest.keyClick(view, Qt.Key.Key_Enter, Qt.KeyboardModifier.KeypadModifier)
+            assert THOUGHT in shown(window, row)
 
             # Reopening the conversation shows it collapsed again.
             await window.controller.open_session(session_id)

@@ -10,6 +10,7 @@ timer so thousands of tokens per second become at most ~60 updates per second.
 from __future__ import annotations
 
 import enum
+import time
 from collections.abc import Collection, Iterable
 from typing import Any
 
@@ -66,6 +67,9 @@ class TranscriptModel(QAbstractListModel):
         self._rows = Rows()
         self._pending: list[str] = []
         self._pending_reasoning: list[str] = []
+        # When the first queued piece of each arrived (time.monotonic): how long it thought.
+        self._text_at: float | None = None
+        self._reasoning_at: float | None = None
         self._flush = QTimer(self)
         self._flush.setSingleShot(True)
         self._flush.setInterval(FLUSH_INTERVAL_MS)
@@ -221,6 +225,8 @@ class TranscriptModel(QAbstractListModel):
         if not text:
             return
         self._apply(self._rows.start_streaming())
+        if not self._pending:
+            self._text_at = time.monotonic()
         self._pending.append(text)
         if not self._flush.isActive():
             self._flush.start()
@@ -231,6 +237,8 @@ class TranscriptModel(QAbstractListModel):
             return
         if self._pending:
             self.flush()  # keep the order: text already queued came first
+        if not self._pending_reasoning:
+            self._reasoning_at = time.monotonic()
         self._pending_reasoning.append(text)
         if not self._flush.isActive():
             self._flush.start()
@@ -241,13 +249,13 @@ class TranscriptModel(QAbstractListModel):
             # Reasoning opens the live row itself (it may come before any text).
             thought = "".join(self._pending_reasoning)
             self._pending_reasoning.clear()
-            self._apply(self._rows.grow_reasoning(thought))
+            self._apply(self._rows.grow_reasoning(thought, self._reasoning_at))
         if self._rows.streaming is None or not self._pending:
             self._pending.clear()
             return
         text = "".join(self._pending)
         self._pending.clear()
-        self._apply(self._rows.grow(text))
+        self._apply(self._rows.grow(text, self._text_at))
 
     def finish_streaming(
         self, *, stop_reason: str | None = None, unsaved: bool = False

@@ -109,6 +109,7 @@ class TranscriptItem:
     reasoning_seconds: float | None = None
     reasoning_hidden: int = 0
     thinking: bool = False
+    thinking_since: float | None = None  # live: when the first reasoning arrived (a clock's s)
     # Notes: a short visible label; the full internal text goes in the tooltip.
     detail: str = ""
     uid: int = field(default_factory=lambda: next(_ids))
@@ -367,26 +368,33 @@ class Rows:
         self.streaming = item
         return RowChange(insert=[item])
 
-    def grow(self, text: str) -> RowChange:
-        """Add streamed ``text`` to the live answer row (the thinking, if any, is over)."""
+    def grow(self, text: str, at: float | None = None) -> RowChange:
+        """Add streamed ``text`` to the live answer row (the thinking, if any, is over).
+
+        ``at``: when the text arrived (the clock ``grow_reasoning`` was given): the thinking's
+        duration is shown at once; the saved message's own figure replaces it.
+        """
         item = self.streaming
         if item is None or not text:
             return RowChange()
         item.text += text
+        if item.thinking and at is not None and item.thinking_since is not None:
+            item.reasoning_seconds = max(at - item.thinking_since, 0.0)
         item.thinking = False
         item.touch()
         return RowChange(changed=[item])
 
-    def grow_reasoning(self, text: str) -> RowChange:
-        """Add streamed reasoning ``text`` to the live answer row, opening it if needed.
-
-        The row shows "Thinking…" until answer text arrives.
+    def grow_reasoning(self, text: str, at: float | None = None) -> RowChange:
+        """Add streamed reasoning ``text`` (arrived ``at``) to the live answer row, opening it
+        if needed. The row shows "Thinking…" until answer text arrives.
         """
         if not text:
             return RowChange()
         change = self.start_streaming()
         item = self.streaming
         assert item is not None
+        if item.thinking_since is None:
+            item.thinking_since = at
         item.reasoning += text
         item.thinking = not item.text
         item.touch()

@@ -143,7 +143,8 @@ class TranscriptView(QListView):
 
     def keyPressEvent(self, event: Any) -> None:
         index = self.currentIndex()
-        if event.key() in (Qt.Key.Key_Space, Qt.Key.Key_Return) and index.isValid():
+        keys = (Qt.Key.Key_Space, Qt.Key.Key_Return, Qt.Key.Key_Enter)
+        if event.key() in keys and index.isValid():
             # A tool card opens/closes; so does an answer's reasoning (setData refuses others).
             item = index.data(Roles.ITEM)
             if (

@@ -91,9 +91,9 @@ def test_live_thinking_then_text_then_saved() -> None:
     second = rows.grow_reasoning("see.")
     assert second.changed == [item] and not second.insert
     assert item.reasoning == "Let me see."
-    rows.grow("Answer")
+    rows.grow("Answer")  # no arrival times given: the duration comes with the saved message
     assert not item.thinking
-    assert reasoning_label(item) == "Thought"  # the duration comes with the saved message
+    assert reasoning_label(item) == "Thought"
     rows.message_saved(
         AssistantMessage("Answer", reasoning=(Reasoning("Let me see.", seconds=2.6),))
     )
@@ -151,3 +151,18 @@ def test_accessible_text_names_the_label_not_the_reasoning() -> None:
     item = _answer(Reasoning("secret plan", seconds=3.0))
     text = item.accessible_text()
     assert "Thought for 3 s" in text and "secret plan" not in text
+
+
+def test_live_duration_from_the_arrival_times_until_the_saved_figure() -> None:
+    rows = Rows()
+    item = rows.grow_reasoning("hmm", at=100.0).insert[0]
+    rows.grow_reasoning(" more", at=101.0)  # the first piece's time counts
+    rows.grow("Answer", at=104.2)
+    assert item.reasoning_seconds == pytest.approx(4.2)
+    assert reasoning_label(item) == "Thought for 4 s"
+    rows.grow(" more", at=110.0)  # no longer thinking: unchanged
+    assert item.reasoning_seconds == pytest.approx(4.2)
+    rows.message_saved(
+        AssistantMessage("Answer more", reasoning=(Reasoning("hmm more", seconds=3.9),))
+    )
+    assert item.reasoning_seconds == 3.9

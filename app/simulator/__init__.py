@@ -25,6 +25,7 @@ from .script import (
     Reply,
     SimToolCall,
     SpecError,
+    fault_header_value,
     load_scenario,
     parse_spec,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "Simulator",
     "SimulatorThread",
     "SpecError",
+    "fault_header_value",
     "load_scenario",
     "parse_spec",
 ]

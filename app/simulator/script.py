@@ -3,7 +3,9 @@
 A :class:`Reply` is one answer (echo or scripted text, tool calls, a stop reason, optional
 reasoning) optionally carrying one :class:`Fault` and any number of server :class:`Quirk` values.
 Replies come, in this order of precedence, from the request's ``X-Sim-Fault`` header (UTF-8
-allowed; a JSON spec with ``\\u`` escapes stays ASCII), the simulator's queue
+bytes are read as UTF-8; clients that send only ASCII, like httpx, use RFC 8187's
+``utf-8''text%3Dh%C3%A9`` form that :func:`fault_header_value` makes, or a JSON spec with
+``\\u`` escapes), the simulator's queue
 (``sim.enqueue(...)`` or a scenario JSON file), or the simulator's default (echo the last user
 text).
 
@@ -54,6 +56,7 @@ A request with ``"stream": false`` gets the whole answer as one JSON body (both 
 from __future__ import annotations
 
 import json
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -70,7 +73,9 @@ __all__ = [
     "Reply",
     "SimToolCall",
     "SpecError",
+    "fault_header_value",
     "load_scenario",
+    "parse_header_spec",
     "parse_spec",
 ]
 
@@ -409,6 +414,28 @@ def _last(tools: list[dict[str, Any]]) -> dict[str, Any]:
     if not tools:
         tools.append({})
     return tools[-1]
+
+
+_EXT_VALUE: Final = "utf-8''"
+
+
+def fault_header_value(spec: str) -> str:
+    """``spec`` as an ``X-Sim-Fault`` value any HTTP client can send: as is when it is ASCII,
+    else in RFC 8187's ``utf-8''<percent-encoded>`` form (which :func:`parse_header_spec`
+    reads back)."""
+    if spec.isascii():
+        return spec
+    return _EXT_VALUE + urllib.parse.quote(spec, safe="")
+
+
+def parse_header_spec(value: str) -> Reply:
+    """The reply an ``X-Sim-Fault`` header value describes (plain, or RFC 8187 encoded)."""
+    if value[: len(_EXT_VALUE)].lower() == _EXT_VALUE:
+        try:
+            value = urllib.parse.unquote(value[len(_EXT_VALUE) :], errors="strict")
+        except UnicodeDecodeError as err:
+            raise SpecError(f"the utf-8'' fault spec is not valid UTF-8: {err}") from None
+    return parse_spec(value)
 
 
 def load_scenario(path: str | Path) -> list[Reply]:

@@ -32,7 +32,7 @@ from typing import Any, Final
 from .faults import send_error, send_fault_response
 from .http import MAX_HEAD, BadRequest, Request, read_request, send_bytes, send_simple
 from .planning import DEFAULT_MODELS
-from .script import RESPONSE_FAULTS, Fault, Reply, SpecError, parse_spec
+from .script import RESPONSE_FAULTS, Fault, Reply, SpecError, parse_header_spec, parse_spec
 from .streaming import answer
 
 __all__ = ["FAULT_HEADER", "RecordedRequest", "Simulator", "SimulatorThread"]
@@ -281,7 +281,7 @@ class Simulator:
     def _reply_for(self, headers: Mapping[str, str]) -> Reply:
         spec = headers.get(FAULT_HEADER)
         if spec:
-            return parse_spec(spec)
+            return parse_header_spec(spec)
         try:
             return self._queue.popleft()
         except IndexError:
@@ -294,7 +294,7 @@ class Simulator:
         spec = headers.get(FAULT_HEADER)
         if spec:
             try:
-                fault = parse_spec(spec).fault
+                fault = parse_header_spec(spec).fault
             except SpecError as err:
                 return await send_error(writer, protocol, 400, f"Bad request: {err}", None)
             if fault is not None and fault.kind in RESPONSE_FAULTS:

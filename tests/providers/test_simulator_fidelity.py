@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.simulator import Reply, SimToolCall, Simulator
+from app.simulator import Reply, SimToolCall, Simulator, fault_header_value
 
 from .conftest import BOUND, collect, request
 
@@ -178,6 +178,19 @@ async def test_non_ascii_fault_header_through_a_model(sim: Simulator, make_model
     model = make_model("anthropic", headers={"X-Sim-Fault": '{"text": "caf\\u00e9 \\u2615"}'})
     assert (await collect(model.stream(request()))).text == "café ☕"
     assert sim.requests[-1].headers["x-sim-fault"] == '{"text": "caf\\u00e9 \\u2615"}'
+
+
+async def test_non_ascii_fault_spec_from_an_ascii_only_client(
+    sim: Simulator, make_model: Any, client: httpx.AsyncClient
+) -> None:
+    # httpx (the app's client) refuses non-ASCII str header values: RFC 8187's form instead.
+    value = fault_header_value("text=Grüße, 東京 ✓ 100%")
+    assert value.isascii() and value.startswith("utf-8''")
+    assert fault_header_value("drop_after=3") == "drop_after=3"
+    model = make_model("openai", headers={"X-Sim-Fault": value})
+    assert (await collect(model.stream(request()))).text == "Grüße, 東京 ✓ 100%"
+    broken = await client.post(OPENAI, json=body(), headers={"X-Sim-Fault": "utf-8''text%3D%FF"})
+    assert broken.status_code == 400 and "not valid UTF-8" in broken.json()["error"]["message"]
 
 
 # --- whole answers to "stream": false ---------------------------------------------------------

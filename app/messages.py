@@ -140,8 +140,10 @@ class Reasoning:
     ``text``: the thinking as the provider showed it (may be empty for a redacted part).
     ``signature``: Anthropic's signature of a thinking block, sent back unchanged.
     ``redacted``: the opaque data of an Anthropic ``redacted_thinking`` block.
-    ``seconds``: how long the model thought, measured by the runtime (for display only, so it
-    takes no part in equality). A part with neither signature nor redacted data is "unsigned":
+    ``seconds``: how long the model thought, measured by the runtime from the first reasoning
+    piece to the first text/tool piece (or the step's end); it is set on the first part of each
+    stretch of thinking, so a step's total is the sum over its parts. For display only, so it
+    takes no part in equality. A part with neither signature nor redacted data is "unsigned":
     it is kept and shown, but never sent back to a model.
     """
 

@@ -157,6 +157,8 @@ async def send_error(
     status: int,
     message: str,
     extra: list[tuple[str, str]] | None,
+    *,
+    keep_alive: bool = True,
 ) -> bool:
     """A JSON error body in ``protocol``'s format (``"openai"`` or ``"anthropic"``)."""
     error_type = wire.error_type_for(status)
@@ -165,7 +167,7 @@ async def send_error(
     else:
         code = {429: "rate_limit_exceeded", 401: "invalid_api_key"}.get(status)
         body = wire.openai_error_body(status, message, error_type, code)
-    return await send_bytes(writer, status, body, "application/json", extra or [], True)
+    return await send_bytes(writer, status, body, "application/json", extra or [], keep_alive)
 
 
 async def send_whole(

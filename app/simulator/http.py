@@ -33,11 +33,22 @@ LAST_CHUNK: Final = b"0\r\n\r\n"
 
 
 class BadRequest(Exception):
-    """A request that cannot be read; answered with ``status`` and the connection closed."""
+    """A request that cannot be read; answered with ``status`` and the connection closed.
 
-    def __init__(self, status: int, message: str) -> None:
+    ``path`` and ``headers`` are set when the head was read (a bad body), so the answer can
+    be in the route's error format."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        path: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
+        self.path = path
+        self.headers = headers or {}
 
 
 @dataclass(slots=True)
@@ -78,7 +89,10 @@ async def read_request(
         if not sep:
             raise BadRequest(400, "malformed header line")
         headers[name.strip().lower()] = _header_text(value.strip())
-    body = await _read_body(reader, headers, max_body)
+    try:
+        body = await _read_body(reader, headers, max_body)
+    except BadRequest as err:
+        raise BadRequest(err.status, str(err), parts[1], headers) from None
     return Request(parts[0].upper(), parts[1], parts[2], headers, body)
 
 

@@ -40,6 +40,7 @@ __all__ = ["FAULT_HEADER", "RecordedRequest", "Simulator", "SimulatorThread"]
 logger = logging.getLogger("app.simulator")
 
 FAULT_HEADER: Final = "x-sim-fault"
+_ROUTES: Final = {"/v1/chat/completions": "openai", "/v1/messages": "anthropic"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,7 +210,13 @@ class Simulator:
                         reader, idle_seconds=self.idle_seconds, max_body=self.max_body
                     )
                 except BadRequest as err:
-                    await send_simple(writer, err.status, str(err).encode(), False)
+                    if err.path is None:  # not even a request head: plain text
+                        await send_simple(writer, err.status, str(err).encode(), False)
+                    else:
+                        path = err.path.split("?", 1)[0].rstrip("/")
+                        protocol = _ROUTES.get(path) or _protocol_of(path, err.headers)
+                        await send_error(writer, protocol, err.status, f"{err}.", None,
+                                         keep_alive=False)  # fmt: skip
                     return
                 if request is None:
                     return
@@ -240,8 +247,7 @@ class Simulator:
         """Answer one request; False when the connection must not be reused."""
         path = request.path.split("?", 1)[0].rstrip("/") or "/"
         self._requests.append(RecordedRequest(request.method, path, request.headers, request.body))
-        routes = {"/v1/chat/completions": "openai", "/v1/messages": "anthropic"}
-        protocol = routes.get(path) or _protocol_of(path, request.headers)
+        protocol = _ROUTES.get(path) or _protocol_of(path, request.headers)
         if path in ("/", "/health"):
             return await send_simple(writer, 200, b"Continuum simulator\n", True)
         if path not in ("/v1/models", "/v1/chat/completions", "/v1/messages"):

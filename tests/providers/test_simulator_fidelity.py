@@ -160,6 +160,16 @@ async def test_unknown_and_wrong_method_routes_are_anthropic_shaped(
     assert wrong.status_code == 405 and _anthropic_error(wrong)
 
 
+async def test_a_body_too_large_is_refused_in_the_route_format() -> None:
+    async with Simulator(max_body=100) as sim, httpx.AsyncClient(timeout=BOUND) as http:
+        big = body("x" * 200)
+        anthropic = await http.post(sim.base_url + ANTHROPIC, json=big, headers=ANTHROPIC_HEADERS)
+        assert anthropic.status_code == 413
+        assert _anthropic_error(anthropic)["type"] == "request_too_large"
+        openai = await http.post(sim.base_url + OPENAI, json=big)
+        assert openai.status_code == 413 and "too large" in openai.json()["error"]["message"]
+
+
 # --- non-ASCII fault headers -------------------------------------------------------------------
 
 

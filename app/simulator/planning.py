@@ -1,6 +1,7 @@
 """Planning one answer: from a request body and a :class:`Reply` to a :class:`Plan`.
 
-Decides the tokens (echo of the last user text, scripted text or filler), the reasoning, the
+Decides the tokens (echo of the last user text, scripted text or filler), the reasoning (the
+reply's, or a default one when the request asks for thinking / a reasoning effort), the
 tool calls with their ids, the stop reason (cut to ``max_tokens``) and whether usage is
 reported; the bytes of the plan are :mod:`app.simulator.wire`'s. :func:`refusal_for` is what a
 real server would refuse in the request before answering (a thinking block whose signature is
@@ -16,7 +17,7 @@ from typing import Any, Final
 
 from ..messages import StopReason
 from . import wire
-from .script import OPENAI_ONLY_QUIRKS, Quirk, Reply
+from .script import DEFAULT_THINKING, OPENAI_ONLY_QUIRKS, Quirk, Reply
 
 __all__ = ["DEFAULT_MODELS", "last_user_text", "plan", "refusal_for"]
 
@@ -86,13 +87,26 @@ def plan(protocol: str, body: Mapping[str, Any], reply: Reply) -> wire.Plan:
         argument_chunk=reply.argument_chunk,
         input_tokens=words,
         include_usage=include_usage,
-        thinking=tuple(wire.tokenize(reply.thinking or "")),
+        thinking=tuple(wire.tokenize(reply.thinking or _asked_to_think(protocol, body))),
         reasoning_field=reply.reasoning_field,
         quirks=reply.quirks,
         redacted=wire.redacted_data()
         if reply.redacted_thinking and protocol == "anthropic"
         else None,
     )
+
+
+def _asked_to_think(protocol: str, body: Mapping[str, Any]) -> str:
+    """Default reasoning when the request itself asks for it, as a reasoning model would:
+    Anthropic ``"thinking": {"type": "enabled"|"adaptive"}``, OpenAI ``reasoning_effort``
+    (other than ``"none"``)."""
+    if protocol == "anthropic":
+        thinking = body.get("thinking")
+        asked = isinstance(thinking, Mapping) and thinking.get("type") in ("enabled", "adaptive")
+    else:
+        effort = body.get("reasoning_effort")
+        asked = isinstance(effort, str) and effort not in ("", "none")
+    return DEFAULT_THINKING if asked else ""
 
 
 def refusal_for(protocol: str, body: Mapping[str, Any], reply: Reply) -> str | None:

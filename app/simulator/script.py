@@ -50,7 +50,9 @@ Named server quirks and faults (what real servers send; see :class:`Quirk`)::
     reject_stream_options   HTTP 400 to a request that has ``stream_options`` (old vLLM,
                             Azure with data sources); a request without it is answered
 
-A request with ``"stream": false`` gets the whole answer as one JSON body (both protocols).
+A request with ``"stream": false`` gets the whole answer as one JSON body (both protocols); one
+that asks for reasoning (Anthropic ``thinking`` enabled, OpenAI ``reasoning_effort``) thinks as
+``think`` does.
 """
 
 from __future__ import annotations

@@ -334,3 +334,18 @@ async def test_anthropic_redacted_thinking_on_request(client: httpx.AsyncClient)
     assert "redacted_thinking" in _anthropic_error(changed)["message"]
     openai = await client.post(OPENAI, json=body(), headers={"X-Sim-Fault": "redacted_thinking"})
     assert b"redacted" not in openai.content  # Chat Completions has no such block
+
+
+async def test_a_request_that_asks_for_reasoning_gets_it(client: httpx.AsyncClient) -> None:
+    thinking = {"type": "enabled", "budget_tokens": 1024}
+    events = data_of(await client.post(ANTHROPIC, json=body(thinking=thinking),
+                                       headers=ANTHROPIC_HEADERS))  # fmt: skip
+    starts = [e["content_block"]["type"] for e in events if e["type"] == "content_block_start"]
+    assert starts == ["thinking", "text"]
+    plain = data_of(await client.post(ANTHROPIC, json=body(), headers=ANTHROPIC_HEADERS))
+    assert [e["content_block"]["type"] for e in plain if e["type"] == "content_block_start"] == [
+        "text"]  # fmt: skip
+    effort = deltas(await client.post(OPENAI, json=body(reasoning_effort="low")))
+    assert any(d.get("reasoning_content") for d in effort)
+    none = deltas(await client.post(OPENAI, json=body(reasoning_effort="none")))
+    assert not any("reasoning_content" in d for d in none)

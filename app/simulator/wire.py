@@ -195,7 +195,8 @@ def openai_events(plan: Plan) -> Iterator[bytes]:
         first = {"role": "assistant", "content": None}  # a tool-only reply
     calls = list(_openai_call_deltas(plan))
     standard = not quirks & {Quirk.OLLAMA_INDEX0, Quirk.GEMINI_NO_INDEX}
-    if first["content"] is None and calls and standard and not plan.thinking:
+    tool_only = first["content"] is None and not plan.refusal and not plan.thinking
+    if tool_only and calls and standard:
         first.update(calls.pop(0))  # OpenAI sends the first call's head with the role
     yield chunk(first)
     for piece in plan.thinking:

@@ -29,6 +29,8 @@ import httpx
 from httpx_sse import ServerSentEvent
 
 from ..errors import (
+    ProviderAuthError,
+    ProviderBadRequestError,
     ProviderConnectionError,
     ProviderError,
     ProviderStreamError,
@@ -149,6 +151,26 @@ class HTTPModel:
         """Headers that carry the key (overridden per provider)."""
         return {}
 
+    def _check_sendable(self, headers: Mapping[str, str], *, secret: set[str]) -> None:
+        """Refuse, in words, a header value HTTP cannot carry (only ASCII can be sent): a key
+        pasted with a typographic quote or an ellipsis would otherwise fail deep in httpx."""
+        for name, value in headers.items():
+            try:
+                value.encode("ascii")
+            except UnicodeEncodeError:
+                if name in secret:  # never quote the key
+                    raise ProviderAuthError(
+                        f"The API key for {self.provider} contains a character that cannot be "
+                        "sent (a key is plain ASCII letters, digits and punctuation). Paste it "
+                        "again in Settings, without spaces, quotes or typographic characters.",
+                        retryable=False,
+                    ) from None
+                raise ProviderBadRequestError(
+                    f"The header {name!r} for {self.provider} contains a character that "
+                    "cannot be sent (only ASCII can); remove it and try again.",
+                    retryable=False,
+                ) from None
+
     def _secrets(self) -> tuple[str | None, ...]:
         return (self._api_key(),)
 
@@ -248,7 +270,9 @@ class HTTPModel:
         """
         headers = {"accept": "text/event-stream" if sse else "application/json"}
         # The key goes on each request, not into the long-lived client's default headers.
-        headers.update(self._auth_headers())
+        auth = self._auth_headers()
+        self._check_sendable({**self._extra_headers, **auth}, secret=set(auth))
+        headers.update(auth)
         content = None
         if json_body is not None:
             headers["content-type"] = "application/json"

@@ -10,8 +10,14 @@ sampling the answer is therefore the same on every run.
 The prompt's last token picks the chain: the chat template ends the prompt with a different
 control token depending on the last user message:
 
-- a message containing ``LOOP`` → ``<|loop|>``: "again and again and …" until the token limit;
-- anything else → ``<|answer|>``: :data:`ANSWER` followed by ``<|im_end|>`` (end of generation).
+- a message containing ``LOOP`` → ``<loop>``: "again and again and …" until the token limit;
+- a message containing ``TOOL`` → ``<tool>``: a Qwen3-Coder style call of
+  ``read_note(path="todo.md")``, which llama.cpp's server streams as ``tool_calls``;
+- anything else (also after a tool result) → ``<answer>``: :data:`ANSWER` followed by ``<|im_end|>`` (end of generation).
+
+The three marker tokens' texts are tabs (``<answer>`` = 1, ``<loop>`` = 2, ``<tool>`` = 3): the
+server hands the prompt's generation part to its output parser, which trims that whitespace, so
+the marker never shows in the answer's text.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import numpy as np
 ANSWER = "Hello from the tiny llama."
 #: The phrase a prompt containing ``LOOP`` repeats (one token per word) until the token limit.
 LOOP_MARKER = "LOOP"
-LOOP_WORDS = (" again", " and")
+LOOP_TEXT = "again and again and again and again and again"  # …and so on, one token per word
 
 N_EMBD = 64
 N_HEAD = 4
@@ -32,22 +38,74 @@ N_LAYER = 2
 N_FF = 128
 CONTEXT_LENGTH = 4096
 
+# The marker tokens that end a prompt (see the module docstring).
+ANSWER_START, LOOP_START, TOOL_START = "\t", "\t\t", "\t\t\t"
+
+#: The tool the model calls for a prompt containing ``TOOL`` (Qwen3-Coder's XML call syntax).
+TOOL_MARKER = "TOOL"
+TOOL_NAME = "read_note"
+TOOL_ARGUMENTS = {"path": "todo.md"}
+
+# Tools and tool calls are rendered the way Qwen3-Coder's template does, so llama.cpp's
+# template analysis finds that format and parses the model's <tool_call> output into tool_calls.
 CHAT_TEMPLATE = (
-    "{%- for m in messages -%}"
+    "{% if tools %}<|im_start|>system\n# Tools\n<tools>"
+    "{% for t in tools %}\n{{ t | tojson }}{% endfor %}\n</tools><|im_end|>\n{% endif %}"
+    "{% for m in messages %}"
+    "{% if m.role == 'assistant' and m.tool_calls %}"
+    "<|im_start|>assistant\n{{ m.content if m.content is string else '' }}"
+    "{% for tc in m.tool_calls %}"
+    "{% set f = tc.function if tc.function is defined else tc %}"
+    "<tool_call>\n<function={{ f.name }}>\n"
+    "{% for k, v in f.arguments | items %}"
+    "<parameter={{ k }}>\n{{ v if v is string else v | tojson }}\n</parameter>\n"
+    "{% endfor %}"
+    "</function>\n</tool_call>"
+    "{% endfor %}<|im_end|>\n"
+    "{% elif m.role == 'tool' %}"
+    "<|im_start|>user\n<tool_response>\n{{ m.content }}\n</tool_response><|im_end|>\n"
+    "{% elif m.role == 'assistant' %}"
+    "<|im_start|>assistant\n{{ m.content if m.content is string else '' }}"
+    "<|im_end|>\n"
+    "{% else %}"
     "<|im_start|>{{ m.role }}\n{{ m.content if m.content is string else '' }}<|im_end|>\n"
-    "{%- endfor -%}"
-    "{%- if add_generation_prompt -%}"
+    "{% endif %}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}"
+    "{% set last = messages[-1] if messages else none %}"
     "<|im_start|>assistant\n"
-    "{%- if messages and messages[-1].content is string and '" + LOOP_MARKER + "' in "
-    "messages[-1].content -%}<|loop|>{%- else -%}<|answer|>{%- endif -%}"
-    "{%- endif -%}"
+    "{% if last and last.role == 'user' and last.content is string %}"
+    "{% if '" + LOOP_MARKER + "' in last.content %}" + LOOP_START + ""
+    "{% elif '" + TOOL_MARKER + "' in last.content %}" + TOOL_START + ""
+    "{% else %}" + ANSWER_START + "{% endif %}"
+    "{% else %}" + ANSWER_START + "{% endif %}"
+    "{% endif %}"
 )
 
 # SentencePiece token types (gguf.TokenType values).
-_NORMAL, _CONTROL, _BYTE = 1, 3, 6
+_NORMAL, _CONTROL, _USER, _BYTE = 1, 3, 4, 6
 
-_SPECIALS = ("<unk>", "<s>", "</s>", "<|im_start|>", "<|im_end|>", "<|answer|>", "<|loop|>")
-_WORDS = ("Hello", "▁from", "▁the", "▁tiny", "▁llama", ".", "▁again", "▁and")
+_SPECIALS = (
+    "<unk>",
+    "<s>",
+    "</s>",
+    "<|im_start|>",
+    "<|im_end|>",
+    ANSWER_START,
+    LOOP_START,
+    TOOL_START,
+)
+# The tool call's pieces, each its own (user-defined) token so each has one successor.
+_CALL = (
+    "<tool_call>\n",
+    f"<function={TOOL_NAME}>\n",
+    "<parameter=path>\n",
+    f"{TOOL_ARGUMENTS['path']}\n",
+    "</parameter>\n",
+    "</function>\n",
+    "</tool_call>",
+)
+_WORDS = ("Hello", "▁from", "▁the", "▁tiny", "▁llama", ".", "again", "▁again", "▁and")
 
 
 def _vocabulary() -> tuple[list[str], list[int]]:
@@ -62,14 +120,20 @@ def _vocabulary() -> tuple[list[str], list[int]]:
     for w in _WORDS:
         tokens.append(w)
         types.append(_NORMAL)
+    for c in _CALL:
+        tokens.append(c)
+        types.append(_USER)
     return tokens, types
 
 
 def _chains(index: dict[str, int]) -> dict[int, int]:
     """The next-token table: token id → the id the model emits after it."""
-    answer = ["<|answer|>", "Hello", "▁from", "▁the", "▁tiny", "▁llama", ".", "<|im_end|>"]
+    answer = [ANSWER_START, "Hello", "▁from", "▁the", "▁tiny", "▁llama", ".", "<|im_end|>"]
     table = {index[a]: index[b] for a, b in zip(answer, answer[1:], strict=False)}
-    table[index["<|loop|>"]] = index["▁again"]
+    call = [TOOL_START, *_CALL, "<|im_end|>"]
+    table.update({index[a]: index[b] for a, b in zip(call, call[1:], strict=False)})
+    table[index[LOOP_START]] = index["again"]
+    table[index["again"]] = index["▁and"]
     table[index["▁again"]] = index["▁and"]
     table[index["▁and"]] = index["▁again"]
     return table

@@ -34,7 +34,7 @@ from app.providers import OpenAICompatibleModel
 from app.resume import CONTINUE_TEXT
 from app.storage import SQLiteSessionStore
 
-from .model import ANSWER
+from .model import ANSWER, LOOP_TEXT, TOOL_ARGUMENTS, TOOL_NAME
 from .server import LlamaServer
 
 BOUND = 30.0  # a guard against hanging, never a measured time
@@ -50,10 +50,18 @@ class Harness:
         self.db = db
         self.extension = SQLiteSessionExtension(db)
         self.model = OpenAICompatibleModel(server.base_url, "tiny-llama", timeout=10.0)
+        self.note_runs: list[str] = []
 
     async def agent(self, *, max_output_tokens: int | None = None) -> Agent:
+        def read_note(path: str) -> str:
+            """Read a note."""
+            self.note_runs.append(path)
+            return f"contents of {path}"
+
         config = AgentRunConfig("s1", retry=FAST, max_output_tokens=max_output_tokens)
-        return await Agent.create(self.model, config=config, extensions=[self.extension])
+        return await Agent.create(
+            self.model, config=config, tools=[read_note], extensions=[self.extension]
+        )
 
     async def saved(self) -> list[Message]:
         store = SQLiteSessionStore(self.db)
@@ -107,7 +115,7 @@ async def test_output_limit_cut_then_continue_joins_the_text(harness: Harness) -
     async with asyncio.timeout(BOUND):
         reply = await agent.run("Please say it LOOP")
     assert reply.stop_reason is StopReason.MAX_OUTPUT
-    assert reply.content == " again and" * 4
+    assert reply.content == "again and again and again and again and"
     point = await agent.resume_point()
     assert isinstance(point, ResumePoint) and point.kind is ResumeKind.CONTINUE_RESPONSE
     async with asyncio.timeout(BOUND):
@@ -118,10 +126,43 @@ async def test_output_limit_cut_then_continue_joins_the_text(harness: Harness) -
     assert kinds(saved) == ["user", "assistant", "internal", "assistant"]
     cut, note, rest = saved[1], saved[2], saved[3]
     assert isinstance(cut, AssistantMessage) and cut.stop_reason is StopReason.MAX_OUTPUT
-    assert cut.content == " again and" * 4
+    assert cut.content == "again and again and again and again and"
     assert isinstance(note, InternalMessage) and note.content == CONTINUE_TEXT
     assert isinstance(rest, AssistantMessage) and rest.content == ANSWER
     assert await agent.resume_point() is None
+
+
+async def test_tool_call_runs_once_and_the_answer_continues(harness: Harness) -> None:
+    agent = await harness.agent()
+    async with asyncio.timeout(BOUND):
+        reply = await agent.run("Use the TOOL please")
+    assert reply.content == ANSWER and reply.stop_reason is StopReason.END_TURN
+    assert harness.note_runs == [TOOL_ARGUMENTS["path"]]
+    saved = await harness.saved()
+    assert kinds(saved) == ["user", "assistant", "tool", "assistant"]
+    call_step, result = saved[1], saved[2]
+    assert isinstance(call_step, AssistantMessage)
+    assert call_step.stop_reason is StopReason.TOOL_USE
+    assert [(c.name, c.arguments) for c in call_step.tool_calls] == [(TOOL_NAME, TOOL_ARGUMENTS)]
+    assert isinstance(result, ToolMessage) and "contents of todo.md" in str(result.content)
+    assert result.tool_call_id == call_step.tool_calls[0].id
+    assert await agent.resume_point() is None
+
+
+async def test_tool_call_cut_by_the_output_limit_does_not_run(harness: Harness) -> None:
+    agent = await harness.agent(max_output_tokens=3)
+    async with asyncio.timeout(BOUND):
+        reply = await agent.run("Use the TOOL please")
+    assert reply.stop_reason is StopReason.MAX_OUTPUT
+    assert harness.note_runs == []
+    saved = await harness.saved()
+    assert kinds(saved) == ["user", "assistant"]
+    cut = saved[1]
+    assert isinstance(cut, AssistantMessage) and cut.stop_reason is StopReason.MAX_OUTPUT
+    # llama.cpp streamed the call's name and half its arguments ({"path":") before the cut
+    # (finish_reason "length"); Continuum keeps no half call
+    assert cut.tool_calls == () and cut.content == ""
+    print("resume after cut tool call:", await agent.resume_status())
 
 
 async def test_prompt_larger_than_the_context_is_the_typed_context_full_error(
@@ -141,7 +182,7 @@ async def fill_the_context(h: Harness) -> Agent:
         reply = await agent.run("LOOP until the context is full")
     # llama.cpp ends an answer that fills its context with finish_reason "length"
     assert reply.stop_reason is StopReason.MAX_OUTPUT
-    assert reply.content.startswith(" again and again")
+    assert reply.content.startswith(LOOP_TEXT)
     point = await agent.resume_point()
     assert isinstance(point, ResumePoint) and point.kind is ResumeKind.CONTINUE_RESPONSE
     async with asyncio.timeout(BOUND):

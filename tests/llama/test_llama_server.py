@@ -52,7 +52,10 @@ class Harness:
         self.model = OpenAICompatibleModel(server.base_url, "tiny-llama", timeout=10.0)
         self.note_runs: list[str] = []
 
-    async def agent(self, *, max_output_tokens: int | None = None) -> Agent:
+    async def agent(self, *, max_output_tokens: int | None = None, tools: bool = True) -> Agent:
+        """The agent; ``tools=False`` leaves out ``read_note`` (its schema alone is ~270 tokens,
+        more than the small server's whole context)."""
+
         def read_note(path: str) -> str:
             """Read a note."""
             self.note_runs.append(path)
@@ -60,7 +63,10 @@ class Harness:
 
         config = AgentRunConfig("s1", retry=FAST, max_output_tokens=max_output_tokens)
         return await Agent.create(
-            self.model, config=config, tools=[read_note], extensions=[self.extension]
+            self.model,
+            config=config,
+            tools=[read_note] if tools else [],
+            extensions=[self.extension],
         )
 
     async def saved(self) -> list[Message]:
@@ -168,7 +174,7 @@ async def test_tool_call_cut_by_the_output_limit_does_not_run(harness: Harness) 
 async def test_prompt_larger_than_the_context_is_the_typed_context_full_error(
     small_harness: Harness,
 ) -> None:
-    agent = await small_harness.agent()
+    agent = await small_harness.agent(tools=False)
     async with asyncio.timeout(BOUND):
         with pytest.raises(ProviderContextLengthError, match="context"):
             await agent.run(LONG_PROMPT)
@@ -177,7 +183,7 @@ async def test_prompt_larger_than_the_context_is_the_typed_context_full_error(
 
 async def fill_the_context(h: Harness) -> Agent:
     """An answer that fills the 256-token context, then Continue (which cannot fit)."""
-    agent = await h.agent()
+    agent = await h.agent(tools=False)
     async with asyncio.timeout(BOUND):
         reply = await agent.run("LOOP until the context is full")
     # llama.cpp ends an answer that fills its context with finish_reason "length"
@@ -205,6 +211,7 @@ async def test_answer_that_fills_the_context_then_continue_is_the_typed_error(
 
 @pytest.mark.xfail(
     strict=True,
+    raises=AssertionError,
     reason="Continuum bug found here: after ProviderContextLengthError resume_status() is "
     "CALL_MODEL (Resume sends the same too-long request again) instead of "
     "ResumeBlocked(context_full) as SPEC A6 says (context-length errors → CONTEXT_FULL)",
@@ -214,7 +221,7 @@ async def test_after_the_context_filled_up_resume_is_blocked_as_context_full(
     small_harness: Harness, how: str
 ) -> None:
     if how == "prompt too long":
-        agent = await small_harness.agent()
+        agent = await small_harness.agent(tools=False)
         async with asyncio.timeout(BOUND):
             with pytest.raises(ProviderContextLengthError):
                 await agent.run(LONG_PROMPT)

@@ -12,6 +12,12 @@ spells a turn. Rules that both formats need:
   OpenAI (which has no such flag).
 - Empty assistant text is left out; Anthropic also needs consecutive same-role turns merged
   (tool results and the text that follows them go in one user turn).
+- OpenAI-compatible: an assistant turn with tool calls and no text is sent with
+  ``"content": ""``, the one spelling every server accepts. ``null`` is refused by
+  llama-cpp-python 0.3.3+ (``content: NotRequired[str]``: HTTP 500) and older Ollama ("invalid
+  message content type: <nil>"); leaving the key out is refused by llama-cpp-python before
+  0.3.3 (``content: Optional[str]``, required) and older Ollama too. OpenAI, vLLM and
+  llama.cpp's server accept all three. A turn with text sends its text unchanged.
 - Reasoning: Anthropic gets each signed or redacted part back unchanged, as ``thinking`` /
   ``redacted_thinking`` blocks first in that message's blocks (it needs them with tool use);
   unsigned parts (from OpenAI-compatible servers, or a block cut before its signature) are
@@ -84,7 +90,8 @@ def openai_messages(messages: Sequence[Message], system_prompt: str | None) -> l
         elif isinstance(message, AssistantMessage):
             if not message.content and not message.tool_calls:
                 continue  # an empty step (e.g. interrupted before any text) says nothing
-            turn: dict[str, Any] = {"role": "assistant", "content": message.content or None}
+            # A string even when empty (null or no key is refused by some servers; see above).
+            turn: dict[str, Any] = {"role": "assistant", "content": message.content}
             if message.tool_calls:
                 turn["tool_calls"] = [
                     {

@@ -2,13 +2,16 @@
 
 Pure functions, no I/O: :func:`error_from_response` (an HTTP error response),
 :func:`error_from_event` (an error sent inside a 200 stream), the retry hints
-:func:`should_retry` and :func:`parse_retry_after`, and :func:`redact`, through which every text
+:func:`should_retry` and :func:`parse_retry_after`, :func:`request_validation_issue` (a body
+that is a FastAPI/pydantic request-validation error: a 5xx carrying one is a bug in the request,
+never retried), and :func:`redact`, through which every text
 that comes from the provider passes before it is shortened (an API key never appears in an
 error message, whatever its case, nor any piece of it of :data:`MIN_KEY_FRAGMENT` characters).
 """
 
 from __future__ import annotations
 
+import ast
 import email.utils
 import html
 import json
@@ -39,6 +42,7 @@ __all__ = [
     "error_from_response",
     "parse_retry_after",
     "redact",
+    "request_validation_issue",
     "should_retry",
 ]
 
@@ -262,6 +266,116 @@ def _clip(text: str) -> str:
     return text
 
 
+# --- request-validation errors (FastAPI / pydantic) -----------------------------------------
+
+#: "1 validation error for Model" (pydantic), "7 validation errors:" (FastAPI 0.124+).
+_VALIDATION_COUNT: Final = re.compile(r"\b\d+ validation errors?\b(?: for \S+|:)", re.IGNORECASE)
+#: One entry of a printed list of pydantic errors: ``'loc': ('body', 'messages', 1), 'msg': '…'``.
+_REPR_ENTRY: Final = re.compile(
+    r"'loc': (\([^()]*\)), 'msg': ('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")"
+)
+#: pydantic's own text: a location line, then the message indented, then ``[type=…]``.
+_TEXT_ENTRY: Final = re.compile(r"^(\S[^\n]*)\n  ([^\n]+?)(?: \[type=[^\n]*\])?$", re.MULTILINE)
+#: Where FastAPI says the value was read from (the first element of ``loc``).
+_LOC_SOURCES: Final = frozenset({"body", "query", "path", "header", "cookie"})
+#: Union-member and type tags pydantic puts in ``loc`` (not field names).
+_TYPE_TAG: Final = re.compile(r"^(?:[A-Z]\w*|str|int|float|bool|list|dict|none|.*[-\[(].*)$")
+
+_Loc = tuple[str | int, ...]
+
+
+def _validation_entries(body: str) -> list[tuple[_Loc, str]] | None:
+    """The (location, message) entries of a request-validation error body, ``[]`` if it is one
+    without locations, ``None`` if ``body`` is not a validation error."""
+    try:
+        data = json.loads(body)
+    except (json.JSONDecodeError, RecursionError):
+        data, text = None, body
+    else:
+        detail = data.get("detail") if isinstance(data, Mapping) else None
+        if (
+            isinstance(detail, list)
+            and detail
+            and all(
+                isinstance(item, Mapping) and ("loc" in item or "msg" in item) for item in detail
+            )
+        ):  # FastAPI's own shape: {"detail": [{"loc": [...], "msg": "...", "type": "..."}]}
+            return [(tuple(i.get("loc") or ()), str(i.get("msg") or "")) for i in detail]
+        text = error_fields_from_json(data)[0]
+    entries: list[tuple[_Loc, str]] = []
+    for match in _REPR_ENTRY.finditer(text):
+        try:
+            loc, msg = ast.literal_eval(match.group(1)), ast.literal_eval(match.group(2))
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            continue
+        if isinstance(loc, tuple) and isinstance(msg, str):
+            entries.append((loc, msg))
+    if entries:
+        return entries
+    header = _VALIDATION_COUNT.search(text)
+    if header is None:
+        return None
+    for match in _TEXT_ENTRY.finditer(text, header.end()):
+        loc = tuple(int(p) if p.isdigit() else p for p in match.group(1).strip().split("."))
+        entries.append((loc, match.group(2).strip()))
+    return entries
+
+
+def _field_path(loc: _Loc) -> str:
+    """``('body', 'messages', 1, 'SomeMessage', 'content')`` as ``messages[1].content``."""
+    parts = list(loc[1:] if loc and loc[0] in _LOC_SOURCES else loc)
+    path = ""
+    for part in parts:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif not _TYPE_TAG.match(str(part)):
+            path += f".{part}" if path else str(part)
+    return path
+
+
+def request_validation_issue(body: str) -> tuple[str | None, str | None] | None:
+    """``(field, problem)`` if ``body`` is a request-validation error, else ``None``.
+
+    Reads FastAPI's ``{"detail": [{"loc": …, "msg": …}]}``, a printed list of pydantic errors
+    (how llama-cpp-python's server reports one, inside an HTTP 500) and pydantic's own text.
+    Of the entries, the first one that is not a union member refused for its ``role`` (a
+    message type the turn was never meant to be) is the one that names the problem; either
+    part is ``None`` when the body does not say.
+    """
+    entries = _validation_entries(body)
+    if entries is None:
+        return None
+    if not entries:
+        return None, None
+    # FastAPI's ResponseValidationError: the server's own answer failed, not our request.
+    entries = [(loc, msg) for loc, msg in entries if not loc or loc[0] != "response"]
+    if not entries:
+        return None
+    wrong_role = {loc[:-1] for loc, _ in entries if loc and loc[-1] == "role"}
+    relevant = [
+        (loc, msg) for loc, msg in entries
+        if not any(loc[: len(prefix)] == prefix for prefix in wrong_role)
+    ] or entries  # fmt: skip
+    loc, msg = relevant[0]
+    return _field_path(loc) or None, msg or None
+
+
+def _validation_error(
+    where: str, issue: tuple[str | None, str | None], secrets: Iterable[str | None], **common: Any
+) -> ProviderBadRequestError:
+    """Never retried, even if ``x-should-retry`` says so: the same body would fail the same way."""
+    field, problem = (_clip(redact(part, secrets)) if part else None for part in issue)
+    said = ": ".join(part for part in (f"field {field}" if field else None, problem) if part)
+    return ProviderBadRequestError(
+        f"{where} rejected the request's format{': ' + said if said else ''}. This is a "
+        "request-validation error, not a server hiccup, so Continuum does not send it again "
+        "(it would fail the same way). It is likely a bug in the request Continuum built for "
+        "this server, and worth reporting, with the server's name and version.",
+        retryable=False,
+        **common,
+    )
+
+
 def base_url_hint(provider: str) -> str:
     """What a base URL for ``provider`` looks like, for "check the base URL" messages."""
     if provider.lower().startswith("anthropic"):
@@ -314,6 +428,9 @@ def error_from_response(
     if status == 402 or _is_quota(kind, code):
         return _quota_error(where, detail, **common)
     if status in (400, 413, 422):
+        issue = request_validation_issue(body) if not message else None
+        if issue is not None and issue[0]:  # FastAPI's {"detail": [...]}: name the field
+            detail = _clip(redact(f"field {issue[0]}: {issue[1] or 'invalid'}", secrets))
         if _is_context_overflow(message, kind, code):
             return ProviderContextLengthError(
                 f"{where}: the conversation no longer fits the context window of model {model!r} "
@@ -342,6 +459,9 @@ def error_from_response(
             **common,
         )
     if status == 529 or 500 <= status <= 599:
+        issue = request_validation_issue(body)
+        if issue is not None:  # a bug in the request, whatever the status says
+            return _validation_error(where, issue, secrets, **common)
         what = "is overloaded" if status == 529 or kind == "overloaded_error" else "failed"
         return ProviderServerError(
             f"{where} {what}: {detail}. This is on the provider's side; try again shortly.",

@@ -1,0 +1,95 @@
+"""The real main window (offscreen Qt, qasync) against llama.cpp's own server on the tiny model.
+
+The window is built by the UI tests' helpers on a real data folder; the history is read back
+through the window's services.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # before any QApplication exists
+
+import keyring
+import pytest
+
+from tests.ui.helpers import MemoryKeyring, close_window, open_window, qasync_runner, until
+
+from .model import ANSWER, LOOP_TEXT
+from .server import LlamaServer
+
+
+@pytest.fixture(autouse=True)
+def memory_keyring() -> Iterator[MemoryKeyring]:
+    previous = keyring.get_keyring()
+    backend = MemoryKeyring()
+    keyring.set_keyring(backend)
+    yield backend
+    keyring.set_keyring(previous)
+
+
+@pytest.fixture(autouse=True)
+def _no_user_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("DATA", "STATE", "CONFIG", "CACHE"):
+        monkeypatch.setenv(f"XDG_{name}_HOME", str(tmp_path / f"xdg-{name.lower()}"))
+
+
+@pytest.fixture
+def run(qapp: Any) -> Iterator[Callable[..., Any]]:
+    with qasync_runner(qapp) as runner:
+        yield runner
+
+
+def test_window_shows_and_saves_the_answer(run: Any, tmp_path: Path, llama: LlamaServer) -> None:
+    async def scenario() -> None:
+        window = await open_window(tmp_path / "data", llama.base_url)
+        try:
+            model = window.transcript_model
+            assert window.controller.send("hello llama")
+            await until(lambda: not window.controller.busy and model.rowCount() == 2)
+            assert model.item(1).text == ANSWER
+            assert not window.resume_bar.isVisible()
+            history = await window.services.history(window.controller.session_id)
+            assert [type(m).__name__ for m in history] == ["UserMessage", "AssistantMessage"]
+            assert history[-1].content == ANSWER
+        finally:
+            await close_window(window)
+
+    run(scenario())
+
+
+def test_window_when_the_answer_fills_the_context_offers_no_resume(
+    run: Any, tmp_path: Path, small_llama: LlamaServer
+) -> None:
+    async def scenario() -> None:
+        window = await open_window(tmp_path / "data", small_llama.base_url)
+        try:
+            model = window.transcript_model
+            assert window.controller.send("LOOP until the context is full")
+            await until(lambda: not window.controller.busy and window.resume_bar.isVisible())
+            assert model.item(1).text.startswith(LOOP_TEXT)
+            assert "output limit" in window.resume_bar.message.text()
+            assert window.resume_bar.resume_button.isVisible()
+            window.resume_bar.resume_button.click()  # Continue: llama.cpp answers HTTP 400
+            await until(
+                lambda: (
+                    not window.controller.busy
+                    and "no longer fits" in window.resume_bar.message.text()
+                ),
+                what="the context-full message",
+            )
+            text = window.resume_bar.message.text()
+            assert "context window" in text and "Traceback" not in text
+            assert window.resume_bar.isVisible()
+            assert not window.resume_bar.resume_button.isVisible()  # no endless Resume
+            history = await window.services.history(window.controller.session_id)
+            names = [type(m).__name__ for m in history]
+            assert names == ["UserMessage", "AssistantMessage", "InternalMessage"]
+            assert history[1].stop_reason == "max_output"
+        finally:
+            await close_window(window)
+
+    run(scenario())

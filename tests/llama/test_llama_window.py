@@ -16,6 +16,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # before any QApplication
 import keyring
 import pytest
 
+from app.discovery import KNOWN_LOCAL_SERVERS, LocalServer, discover_local_servers
+from app.services import AppServices
 from tests.ui.helpers import MemoryKeyring, close_window, open_window, qasync_runner, until
 
 from .model import ANSWER, LOOP_TEXT
@@ -89,6 +91,44 @@ def test_window_when_the_answer_fills_the_context_offers_no_resume(
             names = [type(m).__name__ for m in history]
             assert names == ["UserMessage", "AssistantMessage", "InternalMessage"]
             assert history[1].stop_reason == "max_output"
+        finally:
+            await close_window(window)
+
+    run(scenario())
+
+
+def test_welcome_finds_llama_cpp_and_answers_through_it(
+    run: Any, tmp_path: Path, llama: LlamaServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The welcome panel's probe (app.discovery, the real HTTP listing) finds the server. It
+    listens on a free port, not llama.cpp's default 8080 (which may be taken on the machine):
+    the probe is pointed at it under the same name."""
+    assert ("llama.cpp server", 8080) in KNOWN_LOCAL_SERVERS
+    here = tuple((name, llama.port if port == 8080 else port) for name, port in KNOWN_LOCAL_SERVERS)
+
+    async def probe() -> list[LocalServer]:
+        return await discover_local_servers(here)
+
+    monkeypatch.setattr(AppServices, "discover_local_servers", lambda self: probe())
+
+    async def scenario() -> None:
+        window = await open_window(tmp_path / "data", None)
+        try:
+            assert window.stack.currentWidget() is window.welcome  # nothing configured yet
+            welcome = window.welcome
+            await until(lambda: welcome._server_buttons, what="a found server")
+            found = [b for b in welcome._server_buttons if b.text().startswith("Use llama.cpp")]
+            assert len(found) == 1, [b.text() for b in welcome._server_buttons]
+            assert "tiny-llama.gguf" in found[0].text()  # llama.cpp lists the model file
+            found[0].click()
+            await until(lambda: window.stack.currentWidget() is not window.welcome)
+            assert window.services.settings.base_url == llama.base_url
+            assert window.controller.send("hello llama")
+            model = window.transcript_model
+            await until(lambda: not window.controller.busy and model.rowCount() == 2)
+            assert model.item(1).text == ANSWER
+            history = await window.services.history(window.controller.session_id)
+            assert history[-1].content == ANSWER
         finally:
             await close_window(window)
 

@@ -16,9 +16,12 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # before any QApplication
 import keyring
 import pytest
 
+from app import AgentRunConfig, RetryPolicy
 from app.discovery import KNOWN_LOCAL_SERVERS, LocalServer, discover_local_servers
+from app.resume import CONTINUE_TEXT
 from app.services import AppServices
 from tests.ui.helpers import MemoryKeyring, close_window, open_window, qasync_runner, until
+from ui.transcript.model import ItemKind
 
 from .model import ANSWER, LOOP_TEXT
 from .server import LlamaServer
@@ -129,6 +132,46 @@ def test_welcome_finds_llama_cpp_and_answers_through_it(
             assert model.item(1).text == ANSWER
             history = await window.services.history(window.controller.session_id)
             assert history[-1].content == ANSWER
+        finally:
+            await close_window(window)
+
+    run(scenario())
+
+
+def test_window_output_limit_then_continue(run: Any, tmp_path: Path, llama: LlamaServer) -> None:
+    async def scenario() -> None:
+        window = await open_window(tmp_path / "data", llama.base_url)
+        window.services.client.defaults = AgentRunConfig(
+            "default", retry=RetryPolicy(max_attempts=1), max_output_tokens=8
+        )
+        try:
+            model = window.transcript_model
+            assert window.controller.send("Say it LOOP")
+            await until(lambda: not window.controller.busy and window.resume_bar.isVisible())
+            rows = [(model.item(r).kind, model.item(r).text) for r in range(model.rowCount())]
+            cut = "again and again and again and again and"  # 8 tokens
+            assert rows == [(ItemKind.USER, "Say it LOOP"), (ItemKind.ASSISTANT, cut)]
+            assert "output limit" in window.resume_bar.message.text()
+            window.resume_bar.resume_button.click()  # Continue
+            await until(
+                lambda: not window.controller.busy and not window.resume_bar.isVisible(),
+                what="the continued answer",
+            )
+            rows = [(model.item(r).kind, model.item(r).text) for r in range(model.rowCount())]
+            # the continuation note has no LOOP marker: the model's fixed answer follows
+            assert rows == [
+                (ItemKind.USER, "Say it LOOP"),
+                (ItemKind.ASSISTANT, cut),
+                (ItemKind.NOTE, "Continued after the output limit"),
+                (ItemKind.ASSISTANT, ANSWER),
+            ]
+            history = await window.services.history(window.controller.session_id)
+            assert [(type(m).__name__, m.content) for m in history] == [
+                ("UserMessage", "Say it LOOP"),
+                ("AssistantMessage", cut),
+                ("InternalMessage", CONTINUE_TEXT),
+                ("AssistantMessage", ANSWER),
+            ]
         finally:
             await close_window(window)
 

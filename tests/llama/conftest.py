@@ -31,5 +31,10 @@ def small_llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServe
 
 
 @pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    return tmp_path
+def own_llama(tmp_path: Path) -> Iterator[LlamaServer]:
+    """A llama.cpp server for this test alone (it may be killed and restarted)."""
+    require_wheel()
+    server = LlamaServer(tmp_path)
+    server.start()
+    yield server
+    server.stop()

@@ -8,7 +8,7 @@ streamed piece, with thousands of tokens still to come.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -27,17 +27,8 @@ from app import (
 from app.resume import RETRY_TEXT
 
 from .model import ANSWER
-from .server import LlamaServer, require_wheel
+from .server import LlamaServer
 from .test_llama_server import BOUND, Harness, kinds
-
-
-@pytest.fixture
-def own_llama(tmp_path: Path) -> Iterator[LlamaServer]:
-    require_wheel()
-    server = LlamaServer(tmp_path)
-    server.start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ import pytest
 
 from app import AgentRunConfig, RetryPolicy
 from app.discovery import KNOWN_LOCAL_SERVERS, LocalServer, discover_local_servers
-from app.resume import CONTINUE_TEXT
+from app.resume import CONTINUE_TEXT, RETRY_TEXT
 from app.services import AppServices
 from tests.ui.helpers import MemoryKeyring, close_window, open_window, qasync_runner, until
 from ui.transcript.model import ItemKind
@@ -172,6 +172,51 @@ def test_window_output_limit_then_continue(run: Any, tmp_path: Path, llama: Llam
                 ("InternalMessage", CONTINUE_TEXT),
                 ("AssistantMessage", ANSWER),
             ]
+        finally:
+            await close_window(window)
+
+    run(scenario())
+
+
+def test_window_server_killed_mid_answer_then_restarted_resume_finishes(
+    run: Any, tmp_path: Path, own_llama: LlamaServer
+) -> None:
+    async def scenario() -> None:
+        window = await open_window(tmp_path / "data", own_llama.base_url)
+        try:
+            model = window.transcript_model
+            assert window.controller.send("LOOP for a long time")
+            await until(lambda: model.streaming_item and model.streaming_item.text, what="text")
+            own_llama.kill()  # SIGKILL mid-stream
+            await until(lambda: not window.controller.busy and window.resume_bar.isVisible())
+            text = window.resume_bar.message.text()
+            assert "connection to the provider dropped" in text and "Traceback" not in text
+            partial = model.item(1).text
+            assert model.item(1).kind is ItemKind.ASSISTANT
+            assert partial.startswith("again") and ("again" + " and again" * 4000).startswith(
+                partial.rstrip()
+            )
+            own_llama.start()  # the same port again
+            window.resume_bar.resume_button.click()
+            await until(
+                lambda: not window.controller.busy and not window.resume_bar.isVisible(),
+                what="the resumed answer",
+            )
+            rows = [(model.item(r).kind, model.item(r).text) for r in range(model.rowCount())]
+            assert rows == [
+                (ItemKind.USER, "LOOP for a long time"),
+                (ItemKind.ASSISTANT, partial),
+                (ItemKind.NOTE, "Asked the model to redo the interrupted response"),
+                (ItemKind.ASSISTANT, ANSWER),
+            ]
+            history = await window.services.history(window.controller.session_id)
+            assert [(type(m).__name__, m.content) for m in history] == [
+                ("UserMessage", "LOOP for a long time"),
+                ("AssistantMessage", partial),
+                ("InternalMessage", RETRY_TEXT),
+                ("AssistantMessage", ANSWER),
+            ]
+            assert history[1].stop_reason == "interrupted"
         finally:
             await close_window(window)
 

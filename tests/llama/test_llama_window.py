@@ -221,3 +221,44 @@ def test_window_server_killed_mid_answer_then_restarted_resume_finishes(
             await close_window(window)
 
     run(scenario())
+
+
+def test_window_stop_mid_answer_then_resume(
+    run: Any, tmp_path: Path, own_llama: LlamaServer
+) -> None:
+    async def scenario() -> None:
+        window = await open_window(tmp_path / "data", own_llama.base_url)
+        try:
+            model = window.transcript_model
+            assert window.controller.send("LOOP for a long time")
+            await until(lambda: model.streaming_item and model.streaming_item.text, what="text")
+            window.composer.stop_button.click()
+            await until(lambda: not window.controller.busy and window.resume_bar.isVisible())
+            assert "You stopped this answer" in window.resume_bar.message.text()
+            # the unsaved partial stays on screen as a draft; only the question is saved
+            assert model.item(1).kind is ItemKind.DRAFT and model.item(1).text.startswith("again")
+            history = await window.services.history(window.controller.session_id)
+            assert [type(m).__name__ for m in history] == ["UserMessage"]
+            window.services.client.defaults = AgentRunConfig(
+                "default", retry=RetryPolicy(max_attempts=1), max_output_tokens=8
+            )
+            window.resume_bar.resume_button.click()  # asks again, now cut at 8 tokens
+            await until(
+                lambda: (
+                    not window.controller.busy
+                    and "output limit" in window.resume_bar.message.text()
+                ),
+                what="the resumed answer",
+            )
+            cut = "again and again and again and again and"
+            rows = [(model.item(r).kind, model.item(r).text) for r in range(model.rowCount())]
+            assert rows == [(ItemKind.USER, "LOOP for a long time"), (ItemKind.ASSISTANT, cut)]
+            history = await window.services.history(window.controller.session_id)
+            assert [(type(m).__name__, m.content) for m in history] == [
+                ("UserMessage", "LOOP for a long time"),
+                ("AssistantMessage", cut),
+            ]
+        finally:
+            await close_window(window)
+
+    run(scenario())

@@ -12,7 +12,7 @@ control token depending on the last user message:
 
 - a message containing ``LOOP`` → ``<loop>``: "again and again and …" until the token limit;
 - a message containing ``TOOL`` → ``<tool>``: a Qwen3-Coder style call of
-  ``read_note(path="todo.md")``, which llama.cpp's server streams as ``tool_calls``;
+  ``read_file(path="todo.md")``, which llama.cpp's server streams as ``tool_calls``;
 - anything else (also after a tool result) → ``<answer>``: :data:`ANSWER` followed by ``<|im_end|>`` (end of generation).
 
 The three marker tokens' texts are tabs (``<answer>`` = 1, ``<loop>`` = 2, ``<tool>`` = 3): the
@@ -43,7 +43,7 @@ ANSWER_START, LOOP_START, TOOL_START = "\t", "\t\t", "\t\t\t"
 
 #: The tool the model calls for a prompt containing ``TOOL`` (Qwen3-Coder's XML call syntax).
 TOOL_MARKER = "TOOL"
-TOOL_NAME = "read_note"
+TOOL_NAME = "read_file"  # the name of the workspace file tool, so the window can run it too
 TOOL_ARGUMENTS = {"path": "todo.md"}
 
 # Tools and tool calls are rendered the way Qwen3-Coder's template does, so llama.cpp's

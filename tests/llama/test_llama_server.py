@@ -53,11 +53,11 @@ class Harness:
         self.note_runs: list[str] = []
 
     async def agent(self, *, max_output_tokens: int | None = None, tools: bool = True) -> Agent:
-        """The agent; ``tools=False`` leaves out ``read_note`` (its schema alone is ~270 tokens,
+        """The agent; ``tools=False`` leaves out ``read_file`` (its schema alone is ~270 tokens,
         more than the small server's whole context)."""
 
-        def read_note(path: str) -> str:
-            """Read a note."""
+        def read_file(path: str) -> str:
+            """Read a file."""
             self.note_runs.append(path)
             return f"contents of {path}"
 
@@ -65,7 +65,7 @@ class Harness:
         return await Agent.create(
             self.model,
             config=config,
-            tools=[read_note] if tools else [],
+            tools=[read_file] if tools else [],
             extensions=[self.extension],
         )
 

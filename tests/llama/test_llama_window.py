@@ -262,3 +262,35 @@ def test_window_stop_mid_answer_then_resume(
             await close_window(window)
 
     run(scenario())
+
+
+def test_window_runs_the_tool_call_once_and_the_answer_continues(
+    run: Any, tmp_path: Path, llama: LlamaServer
+) -> None:
+    folder = tmp_path / "work"
+    folder.mkdir()
+    (folder / "todo.md").write_text("buy milk\n")
+
+    async def scenario() -> None:
+        window = await open_window(tmp_path / "data", llama.base_url)
+        try:
+            await window.set_workspace(str(folder))
+            model = window.transcript_model
+            assert window.controller.send("Use the TOOL please")
+            await until(lambda: not window.controller.busy, what="done")
+            kinds = [model.item(r).kind for r in range(model.rowCount())]
+            assert kinds == [ItemKind.USER, ItemKind.TOOL, ItemKind.ASSISTANT]
+            assert model.item(2).text == ANSWER
+            assert not window.resume_bar.isVisible()
+            history = await window.services.history(window.controller.session_id)
+            assert [type(m).__name__ for m in history] == [
+                "UserMessage", "AssistantMessage", "ToolMessage", "AssistantMessage",
+            ]  # fmt: skip
+            call = history[1].tool_calls
+            assert [(c.name, c.arguments) for c in call] == [("read_file", {"path": "todo.md"})]
+            assert history[2].content == "buy milk\n"  # the real file, read once
+            assert history[3].content == ANSWER
+        finally:
+            await close_window(window)
+
+    run(scenario())

@@ -22,7 +22,11 @@ from platformdirs import user_data_dir
 
 from . import __version__
 from .client import AgentClient
-from .errors import ContinuumError, SessionBusyError
+from .errors import (
+    ContinuumError,
+    ProviderContextLengthError,
+    SessionBusyError,
+)
 from .events import EventType
 from .model import Model
 from .resume import ResumePoint
@@ -106,6 +110,16 @@ def _data_dir_problem(data_dir: Path) -> str | None:
     return None
 
 
+def dead_end(error: BaseException) -> str | None:
+    """What to do instead of ``/resume`` when resending would fail the same way, else None."""
+    if isinstance(error, ProviderContextLengthError):
+        return (
+            "the conversation no longer fits this model's context; start a new one with /new "
+            "(perhaps with a summary), or use a model with a larger context"
+        )
+    return None
+
+
 class _Chat:
     """The REPL. Lines are read in the main thread between requests, so Ctrl+C at the prompt
     is an ordinary ``KeyboardInterrupt`` there; during a request the event loop's SIGINT
@@ -116,6 +130,8 @@ class _Chat:
         self.data_dir = data_dir
         self.session: str = args.session
         self.client: AgentClient | None = None
+        # What to do instead of /resume after an error that resending would repeat.
+        self.dead_end: str | None = None
         self._stack = contextlib.AsyncExitStack()
 
     async def open(self) -> None:
@@ -154,6 +170,7 @@ class _Chat:
         assert client is not None
         if text == "/new":
             self.session = (await client.create_session()).id
+            self.dead_end = None
             print(f"(new conversation {self.session})")
             return
         if text == "/history":
@@ -161,6 +178,9 @@ class _Chat:
                 print(f"{type(message).__name__}: {getattr(message, 'content', '')[:200]}")
             return
         if text == "/resume":
+            if self.dead_end:  # resending would fail the same way
+                print(f"(not resumed: {self.dead_end})")
+                return
             status = await client.resume_status(self.session)
             if not isinstance(status, ResumePoint):
                 print(f"(nothing to resume: {status.description})")
@@ -176,9 +196,12 @@ class _Chat:
         except SessionBusyError as err:
             print(f"\n({err})")
         except ContinuumError as err:
-            print(f"\n(error: {err} — type /resume to continue)")
+            self.dead_end = dead_end(err)
+            print(f"\n(error: {err} — {self.dead_end or 'type /resume to continue'})")
         except Exception as err:  # connection errors from the provider, with their text
             print(f"\n(error: {type(err).__name__}: {err} — type /resume to continue)")
+        else:
+            self.dead_end = None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

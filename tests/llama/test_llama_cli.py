@@ -69,9 +69,11 @@ def test_continuum_chat_when_the_context_fills_up(tmp_path: Path, small_llama: L
         chat.kill()
     assert code == 0, out + err
     assert "Traceback" not in err
-    # Continue cannot fit: llama.cpp's HTTP 400 is shown as the context-window message
-    # (today followed by "type /resume to continue", see the xfail in test_llama_server.py)
+    # Continue cannot fit: llama.cpp's HTTP 400 is shown as the context-window message, with
+    # what to do instead of /resume (the core still says CALL_MODEL: see the xfail in
+    # test_llama_server.py)
     assert "no longer fits the context window" in out
+    assert "start a new one with /new" in out and "type /resume to continue" not in out
     saved = _saved(data)
     assert [type(m) for m in saved] == [UserMessage, AssistantMessage, InternalMessage]
     assert isinstance(saved[1], AssistantMessage)

@@ -288,3 +288,31 @@ def test_an_unusable_data_dir_is_a_clear_error_without_traceback(
     assert code == 1, out + err
     assert "Traceback" not in err and str(data) in err and "--data-dir" in err, err
     assert blocker.read_text() == "x"
+
+
+# --- a full context is a dead end, not "type /resume" -----------------------------------------
+
+
+def test_a_full_context_says_what_to_do_instead_of_resume(
+    tmp_path: Path, sim: SimulatorThread
+) -> None:
+    """Resending a conversation that no longer fits fails the same way: the chat says to start
+    a new one (or use a bigger model), and /resume does not send the same request again."""
+    sim.enqueue(Reply(text="unused", fault=Fault.context_full()))
+    chat = _chat(tmp_path / "data", sim)
+    try:
+        chat.wait_for("> ")
+        chat.type("a very long question")
+        chat.wait_for("no longer fits")
+        chat.wait_for("> ", count=2)
+        chat.type("/resume")
+        chat.wait_for("not resumed")
+        chat.wait_for("> ", count=3)
+        chat.type("/new")
+        chat.wait_for("new conversation")
+        code, out, err = chat.finish("/quit")
+    finally:
+        chat.kill()
+    assert code == 0, out + err
+    assert "type /resume to continue" not in out.split("no longer fits")[0].splitlines()[-1]
+    assert len(sim.requests) == 1 and "Traceback" not in err

@@ -13,7 +13,7 @@ import logging
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any, Final
 
-from .errors import IncompleteStreamError
+from .errors import IncompleteStreamError, ProviderContextLengthError
 from .events import (
     AgentEvent,
     ModelStoppedEvent,
@@ -131,6 +131,17 @@ class ModelStep:
                             yield saved_event
                         saved = partial
                     yield ModelStoppedEvent(StopReason.INTERRUPTED, saved, error=str(err))
+                    raise
+                if isinstance(err, ProviderContextLengthError):
+                    # The request no longer fits: resending it fails the same way. Saved as a
+                    # CONTEXT_FULL step (empty; never sent to a provider), so resume_point()
+                    # says context_full instead of offering the same request again.
+                    full = AssistantMessage(
+                        "", stop_reason=StopReason.CONTEXT_FULL, model=self._model_name
+                    )
+                    for saved_event in await self.state.save([full]):
+                        yield saved_event
+                    yield ModelStoppedEvent(StopReason.CONTEXT_FULL, full, error=str(err))
                     raise
                 delay = (
                     retry_delay(self.retry, attempt, retry_after_of(err))

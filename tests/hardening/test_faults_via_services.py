@@ -215,10 +215,10 @@ CASES: dict[str, Case] = {
     "unknown finish reason": Case(
         (Reply(text="Hmm.", stop="galaxy_brain"),), None, "unknown_stop", None, ()
     ),
-    "context full": Case(
+    "context full": Case(  # saved as an empty CONTEXT_FULL step: no Resume of the same request
         (Fault.context_full(),),
         ProviderContextLengthError,
-        ResumeKind.CALL_MODEL,
+        "context_full",
         StopKind.CONTEXT_FULL,
         ("context window",),
     ),
@@ -267,6 +267,9 @@ async def test_fault_ends_in_the_documented_state(services: AppServices, name: s
     assert history[0] == UserMessage(LONG)
     if case.resume is ResumeKind.CALL_MODEL:
         assert history == [UserMessage(LONG)]
+    elif case.resume == "context_full" and case.error is not None:
+        assert len(history) == 2 and isinstance(history[1], AssistantMessage)
+        assert history[1].stop_reason is StopReason.CONTEXT_FULL and not history[1].content
     elif case.resume is ResumeKind.RETRY_RESPONSE:
         assert len(history) == 2 and isinstance(history[1], AssistantMessage)
         assert history[1].stop_reason is StopReason.INTERRUPTED and not history[1].tool_calls

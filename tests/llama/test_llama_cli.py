@@ -70,11 +70,17 @@ def test_continuum_chat_when_the_context_fills_up(tmp_path: Path, small_llama: L
     assert code == 0, out + err
     assert "Traceback" not in err
     # Continue cannot fit: llama.cpp's HTTP 400 is shown as the context-window message, with
-    # what to do instead of /resume (the core still says CALL_MODEL: see the xfail in
-    # test_llama_server.py)
+    # what to do instead of /resume; the core marks it with an empty CONTEXT_FULL step.
     assert "no longer fits the context window" in out
     assert "start a new one with /new" in out and "type /resume to continue" not in out
     saved = _saved(data)
-    assert [type(m) for m in saved] == [UserMessage, AssistantMessage, InternalMessage]
+    assert [type(m) for m in saved] == [
+        UserMessage,
+        AssistantMessage,
+        InternalMessage,
+        AssistantMessage,
+    ]
+    assert isinstance(saved[3], AssistantMessage)
+    assert saved[3].stop_reason is StopReason.CONTEXT_FULL and not saved[3].content
     assert isinstance(saved[1], AssistantMessage)
     assert saved[1].stop_reason is StopReason.MAX_OUTPUT

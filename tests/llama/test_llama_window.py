@@ -92,8 +92,14 @@ def test_window_when_the_answer_fills_the_context_offers_no_resume(
             assert not window.resume_bar.resume_button.isVisible()  # no endless Resume
             history = await window.services.history(window.controller.session_id)
             names = [type(m).__name__ for m in history]
-            assert names == ["UserMessage", "AssistantMessage", "InternalMessage"]
+            assert names == [
+                "UserMessage",
+                "AssistantMessage",
+                "InternalMessage",
+                "AssistantMessage",
+            ]
             assert history[1].stop_reason == "max_output"
+            assert history[3].stop_reason == "context_full" and not history[3].content
         finally:
             await close_window(window)
 

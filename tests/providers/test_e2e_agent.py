@@ -250,7 +250,10 @@ async def test_context_full_error_is_not_retried(harness: Callable[[], Harness])
         with pytest.raises(ProviderContextLengthError, match="context window"):
             await agent.run("a very long prompt")
     assert len(h.sim.model_requests()) == 1
-    assert kinds(await h.saved()) == ["user"]
+    # An empty CONTEXT_FULL step marks it, so resume does not resend what cannot fit.
+    assert kinds(await h.saved()) == ["user", "assistant"]
+    assert (await h.saved())[-1].stop_reason is StopReason.CONTEXT_FULL
+    assert await agent.resume_point() is None
 
 
 async def test_tool_call_with_split_arguments_runs_once(harness: Callable[[], Harness]) -> None:

@@ -169,9 +169,10 @@ async def test_llama_cpp_exceed_context_size_400_is_context_full(
     assert "exceeds the available context size" in str(err)
     assert "likely a bug" not in str(err)
     assert len(server.requests) == 1  # not retried
-    assert [type(m) for m in history] == [UserMessage]
-    point = await agent.resume_point()
-    assert point is not None and point.kind is ResumeKind.CALL_MODEL
+    # Marked as an empty CONTEXT_FULL step: Resume would send what cannot fit again.
+    assert [type(m) for m in history] == [UserMessage, AssistantMessage]
+    assert history[-1].stop_reason is StopReason.CONTEXT_FULL
+    assert await agent.resume_point() is None
 
 
 async def test_llama_cpp_error_sse_field_is_that_error_not_retried(
@@ -183,9 +184,9 @@ async def test_llama_cpp_error_sse_field_is_that_error_not_retried(
     assert "exceeds the available context size" in str(err)
     assert "finish reason" not in str(err)
     assert len(server.requests) == 1  # not retried
-    assert [type(m) for m in history] == [UserMessage]
-    point = await agent.resume_point()
-    assert point is not None and point.kind is ResumeKind.CALL_MODEL
+    assert [type(m) for m in history] == [UserMessage, AssistantMessage]
+    assert history[-1].stop_reason is StopReason.CONTEXT_FULL
+    assert await agent.resume_point() is None
 
 
 async def test_openai_insufficient_quota_is_a_billing_error_not_retried(

@@ -14,9 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -51,6 +49,7 @@ from app.simulator import Simulator
 from app.storage import SQLiteSessionStore
 
 from .conftest import BOUND, FIXTURES, collect, request
+from .recorded import QUIRKS, RecordedServer
 
 SSE = "text/event-stream"
 
@@ -100,57 +99,13 @@ async def test_base_url_forms_reach_the_api(sim: Simulator, suffix: str) -> None
 # --- a loopback server that plays recorded bytes and records what it was sent ---------------
 
 
-@dataclass
-class Sent:
-    method: str
-    path: str
-    body: bytes
-
-    def json(self) -> Any:
-        return json.loads(self.body)
-
-
-@dataclass
-class Playback:
-    """Answers each request with the next queued reply (status, content type, bytes)."""
-
-    url: str = ""
-    replies: list[tuple[int, str, bytes]] = field(default_factory=list)
-    sent: list[Sent] = field(default_factory=list)
-
-    def queue(self, body: bytes, *, status: int = 200, content_type: str = SSE) -> None:
-        self.replies.append((status, content_type, body))
-
-    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        head = await reader.readuntil(b"\r\n\r\n")
-        lines = head.decode("latin-1").split("\r\n")
-        method, path, _ = lines[0].split(" ", 2)
-        length = next(
-            (int(line.split(":", 1)[1]) for line in lines[1:]
-             if line.lower().startswith("content-length:")),
-            0,
-        )  # fmt: skip
-        self.sent.append(Sent(method, path, await reader.readexactly(length)))
-        status, content_type, body = self.replies.pop(0)
-        writer.write(
-            f"HTTP/1.1 {status} X\r\nContent-Type: {content_type}\r\n"
-            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
-            + body
-        )
-        await writer.drain()
-        writer.close()
-        await writer.wait_closed()
-
-
 @pytest.fixture
-async def playback() -> AsyncIterator[Playback]:
-    server_state = Playback()
-    server = await asyncio.start_server(server_state.handle, "127.0.0.1", 0)
-    server_state.url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
-    yield server_state
-    server.close()
+async def playback() -> AsyncIterator[RecordedServer]:
+    item = RecordedServer(repeat_last=False)
+    await item.start()
+    yield item
     async with asyncio.timeout(BOUND):
-        await server.wait_closed()
+        await item.stop()
 
 
 # --- Anthropic-shaped error replies, on both routes -----------------------------------------
@@ -182,7 +137,7 @@ ERRORS = [
 @pytest.mark.parametrize("route", ["messages", "models"])
 @pytest.mark.parametrize(("status", "kind", "message", "expected", "retryable"), ERRORS)
 async def test_anthropic_error_replies(
-    playback: Playback,
+    playback: RecordedServer,
     route: str,
     status: int,
     kind: str,
@@ -204,7 +159,7 @@ async def test_anthropic_error_replies(
             err = caught.value
     finally:
         await model.aclose()
-    assert [(s.method, s.path.split("?")[0]) for s in playback.sent] == [
+    assert [(s.method, s.path.split("?")[0]) for s in playback.requests] == [
         ("POST" if route == "messages" else "GET", f"/v1/{route}")
     ]
     assert type(err) is expected, err
@@ -215,7 +170,6 @@ async def test_anthropic_error_replies(
 
 # --- thinking blocks are kept and sent back ---------------------------------------------------
 
-QUIRKS = Path(__file__).resolve().parent / "quirks"
 TEXT_ANSWER = (FIXTURES / "anthropic_text.sse").read_bytes()
 FAST = RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=1.0)
 
@@ -235,7 +189,7 @@ def signature_in(name: str, index: int) -> str:
     raise AssertionError(f"no signature for block {index} in {name}")
 
 
-async def run_agent(playback: Playback, db: Path) -> tuple[list[AgentEvent], list[Message]]:
+async def run_agent(playback: RecordedServer, db: Path) -> tuple[list[AgentEvent], list[Message]]:
     """One turn through Agent + a real SQLite file; the history as a fresh connection reads it."""
     notes: list[str] = []
 
@@ -273,7 +227,9 @@ def thinking_deltas(events: list[AgentEvent]) -> str:
     return "".join(e.text for e in events if isinstance(e, ReasoningDeltaEvent))
 
 
-async def test_thinking_signature_saved_and_sent_back(playback: Playback, tmp_path: Path) -> None:
+async def test_thinking_signature_saved_and_sent_back(
+    playback: RecordedServer, tmp_path: Path
+) -> None:
     name = "anthropic-2023-06-01-thinking-signature-tool-use.sse"
     playback.queue(corpus(name))
     playback.queue(TEXT_ANSWER)
@@ -293,14 +249,16 @@ async def test_thinking_signature_saved_and_sent_back(playback: Playback, tmp_pa
     assert thinking_deltas(events) == thought  # shown as it streamed, apart from the text
 
     # The request that carries the tool result sends the block back unchanged, first.
-    assert len(playback.sent) == 2
-    turn = playback.sent[1].json()["messages"][1]
+    assert len(playback.requests) == 2
+    turn = playback.requests[1].json()["messages"][1]
     assert turn["role"] == "assistant"
     assert turn["content"][0] == {"type": "thinking", "thinking": thought, "signature": signature}
     assert [b["type"] for b in turn["content"]] == ["thinking", "tool_use"]
 
 
-async def test_redacted_thinking_saved_and_sent_back(playback: Playback, tmp_path: Path) -> None:
+async def test_redacted_thinking_saved_and_sent_back(
+    playback: RecordedServer, tmp_path: Path
+) -> None:
     name = "anthropic-2023-06-01-redacted-thinking-tool-use.sse"
     playback.queue(corpus(name))
     playback.queue(TEXT_ANSWER)
@@ -322,7 +280,7 @@ async def test_redacted_thinking_saved_and_sent_back(playback: Playback, tmp_pat
     assert step.content == "" and [c.name for c in step.tool_calls] == ["read_note"]
     assert thinking_deltas(events) == "Let me look at the note first."
 
-    turn = playback.sent[1].json()["messages"][1]
+    turn = playback.requests[1].json()["messages"][1]
     assert turn["content"][:2] == [
         {"type": "thinking", "thinking": "Let me look at the note first.", "signature": signature},
         {"type": "redacted_thinking", "data": data},

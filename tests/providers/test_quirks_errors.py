@@ -9,7 +9,6 @@ were made (an error that is not retried is exactly one request).
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -41,58 +40,9 @@ from app.providers.whole import anthropic_events, openai_events
 from app.storage import SQLiteSessionStore
 
 from .conftest import BOUND
+from .recorded import RecordedServer
 
-QUIRKS = Path(__file__).resolve().parent / "quirks"
 FAST = RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=1.0)
-
-
-def recorded(name: str) -> bytes:
-    """The response in ``quirks/<name>.http`` as sent: its head with CRLF, its body as is."""
-    raw = (QUIRKS / f"{name}.http").read_bytes()
-    head, _, body = raw.partition(b"\n\n")
-    return b"\r\n".join(head.split(b"\n")) + b"\r\n\r\n" + body
-
-
-class RecordedServer:
-    """Answers each request with the next recorded response (the last one repeats)."""
-
-    def __init__(self) -> None:
-        self.answers: list[bytes] = []
-        self.requests: list[tuple[str, dict[str, Any]]] = []
-        self._server: asyncio.Server | None = None
-        self.port = 0
-
-    async def start(self) -> None:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
-        self.port = self._server.sockets[0].getsockname()[1]
-
-    async def stop(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            await self._server.wait_closed()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def serve(self, *names: str) -> None:
-        self.answers = [recorded(name) for name in names]
-
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        head = await reader.readuntil(b"\r\n\r\n")
-        lines = head.decode("latin-1").split("\r\n")
-        length = next(
-            (int(line.split(":", 1)[1]) for line in lines
-             if line.lower().startswith("content-length:")),
-            0,
-        )  # fmt: skip
-        body = json.loads(await reader.readexactly(length)) if length else {}
-        index = min(len(self.requests), len(self.answers) - 1)
-        self.requests.append((lines[0].split(" ")[1], body))
-        writer.write(self.answers[index])
-        await writer.drain()
-        writer.close()
-        await writer.wait_closed()
 
 
 @pytest.fixture
@@ -241,7 +191,7 @@ async def test_whole_json_answer_despite_stream_true_is_accepted(
     ]
     assert call_step.usage is not None and call_step.usage.input_tokens in (61, 42)
     assert history[-1] == reply
-    assert len(server.requests) == 2 and all(body["stream"] for _, body in server.requests)
+    assert len(server.requests) == 2 and all(body["stream"] for body in server.bodies)
     assert await agent.resume_point() is None
 
 

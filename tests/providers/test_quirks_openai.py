@@ -40,8 +40,8 @@ from app.settings import SETTINGS_FILE, Settings, load_settings, save_settings
 from app.storage import SQLiteSessionStore
 
 from .conftest import BOUND
+from .recorded import RecordedServer, recorded, sse_response
 
-QUIRKS = Path(__file__).resolve().parent / "quirks"
 FAST = RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=1.0)
 #: A plain, standard answer: what the model says after a tool round.
 FOLLOW_UP = (
@@ -54,82 +54,10 @@ FOLLOW_UP = (
 )
 
 
-def sse_response(body: str) -> bytes:
-    """``body`` (SSE text) as a chunked 200 response, one HTTP chunk per event."""
-    head = (
-        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n"
-        b"transfer-encoding: chunked\r\nconnection: close\r\n\r\n"
-    )
-    chunks = [
-        f"{len(part.encode()):x}\r\n".encode() + part.encode() + b"\r\n"
-        for part in (event + "\n\n" for event in body.split("\n\n") if event)
-    ]
-    return head + b"".join(chunks) + b"0\r\n\r\n"
-
-
-def recorded(name: str) -> bytes:
-    """The answer for ``quirks/<name>``: an ``.sse`` body, or an ``.http`` whole response."""
-    raw = (QUIRKS / name).read_bytes()
-    if name.endswith(".sse"):
-        return sse_response(raw.decode("utf-8"))
-    head, _, body = raw.partition(b"\n\n")
-    return b"\r\n".join(head.split(b"\n")) + b"\r\n\r\n" + body
-
-
-class QuirkServer:
-    """Answers each completion request with the next queued response.
-
-    ``refuse_stream_options`` (a response) answers every request whose body has
-    ``stream_options`` without using up the queue, like a server that rejects the field.
-    """
-
-    def __init__(self) -> None:
-        self.queue: list[bytes] = []
-        self.refuse_stream_options: bytes | None = None
-        self.bodies: list[dict[str, Any]] = []
-        self._server: asyncio.Server | None = None
-        self.port = 0
-
-    async def start(self) -> None:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
-        self.port = self._server.sockets[0].getsockname()[1]
-
-    async def stop(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            await self._server.wait_closed()
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    def serve(self, *answers: str | bytes) -> None:
-        self.queue = [a if isinstance(a, bytes) else recorded(a) for a in answers]
-
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        head = await reader.readuntil(b"\r\n\r\n")
-        lines = head.decode("latin-1").split("\r\n")
-        length = next(
-            (int(line.split(":", 1)[1]) for line in lines
-             if line.lower().startswith("content-length:")),
-            0,
-        )  # fmt: skip
-        body = json.loads(await reader.readexactly(length)) if length else {}
-        self.bodies.append(body)
-        if self.refuse_stream_options is not None and "stream_options" in body:
-            answer = self.refuse_stream_options
-        else:
-            answer = self.queue.pop(0)
-        writer.write(answer)
-        await writer.drain()
-        writer.close()
-        await writer.wait_closed()
-
-
 class Run:
     """One conversation on a real SQLite file, through the real provider class."""
 
-    def __init__(self, server: QuirkServer, db: Path) -> None:
+    def __init__(self, server: RecordedServer, db: Path) -> None:
         self.server = server
         self.db = db
         self.extension = SQLiteSessionExtension(db)
@@ -175,8 +103,8 @@ class Run:
 
 
 @pytest.fixture
-async def server() -> AsyncIterator[QuirkServer]:
-    item = QuirkServer()
+async def server() -> AsyncIterator[RecordedServer]:
+    item = RecordedServer(repeat_last=False)
     await item.start()
     yield item
     async with asyncio.timeout(BOUND):
@@ -184,7 +112,7 @@ async def server() -> AsyncIterator[QuirkServer]:
 
 
 @pytest.fixture
-async def conversation(server: QuirkServer, tmp_path: Path) -> AsyncIterator[Run]:
+async def conversation(server: RecordedServer, tmp_path: Path) -> AsyncIterator[Run]:
     item = Run(server, tmp_path / "continuum.sqlite")
     yield item
     async with asyncio.timeout(BOUND):
@@ -222,7 +150,7 @@ async def tool_round(
 
 
 async def test_ollama_parallel_tool_calls_all_index_0_are_separate_calls(
-    server: QuirkServer, conversation: Run
+    server: RecordedServer, conversation: Run
 ) -> None:
     server.serve("ollama-0.20-parallel-tools-index0.sse", sse_response(FOLLOW_UP))
     await tool_round(
@@ -232,7 +160,7 @@ async def test_ollama_parallel_tool_calls_all_index_0_are_separate_calls(
 
 
 async def test_gemini_tool_deltas_without_index_merge_by_id_and_position(
-    server: QuirkServer, conversation: Run
+    server: RecordedServer, conversation: Run
 ) -> None:
     server.serve("gemini-openai-compat-tool-deltas-no-index.sse", sse_response(FOLLOW_UP))
     await tool_round(
@@ -246,7 +174,7 @@ async def test_gemini_tool_deltas_without_index_merge_by_id_and_position(
 
 
 async def test_ollama_empty_finish_reason_on_chunks_is_ignored(
-    server: QuirkServer, conversation: Run
+    server: RecordedServer, conversation: Run
 ) -> None:
     server.serve("ollama-2024-finish-reason-empty.sse", sse_response(FOLLOW_UP))
     history = await tool_round(conversation, [("call_ab12cd34", "todo.txt")])
@@ -255,7 +183,7 @@ async def test_ollama_empty_finish_reason_on_chunks_is_ignored(
 
 
 async def test_koboldcpp_null_string_finish_reason_is_ignored(
-    server: QuirkServer, conversation: Run
+    server: RecordedServer, conversation: Run
 ) -> None:
     server.serve("koboldcpp-1.7x-finish-reason-null-string.sse")
     reply = await conversation.run("what do I need?")
@@ -266,7 +194,7 @@ async def test_koboldcpp_null_string_finish_reason_is_ignored(
 
 
 async def test_finish_reason_then_clean_end_without_done_is_complete(
-    server: QuirkServer, conversation: Run
+    server: RecordedServer, conversation: Run
 ) -> None:
     server.serve("tgi-2.1-finish-without-done.sse")
     reply = await conversation.run("what do I need?")
@@ -278,7 +206,7 @@ async def test_finish_reason_then_clean_end_without_done_is_complete(
 
 
 async def test_clean_end_without_finish_reason_stays_interrupted(
-    server: QuirkServer, conversation: Run
+    server: RecordedServer, conversation: Run
 ) -> None:
     server.serve("tgi-2.1-cut-before-finish.sse")
     with pytest.raises(ProviderStreamError, match="no finish reason"):
@@ -304,7 +232,7 @@ REFUSALS = [
 
 @pytest.mark.parametrize("refusal", REFUSALS)
 async def test_stream_options_refused_is_retried_without_it_and_remembered(
-    server: QuirkServer, conversation: Run, refusal: str
+    server: RecordedServer, conversation: Run, refusal: str
 ) -> None:
     server.refuse_stream_options = recorded(refusal)
     server.serve("ollama-2024-finish-reason-empty.sse", sse_response(FOLLOW_UP))
@@ -316,7 +244,7 @@ async def test_stream_options_refused_is_retried_without_it_and_remembered(
 
 
 async def test_stream_options_forced_on_is_not_dropped(
-    server: QuirkServer, conversation: Run
+    server: RecordedServer, conversation: Run
 ) -> None:
     server.refuse_stream_options = recorded(REFUSALS[0])
     with pytest.raises(ProviderBadRequestError, match="stream_options"):
@@ -325,7 +253,7 @@ async def test_stream_options_forced_on_is_not_dropped(
     assert kinds(await conversation.saved()) == ["user"]
 
 
-async def test_stream_options_off_is_never_sent(server: QuirkServer, conversation: Run) -> None:
+async def test_stream_options_off_is_never_sent(server: RecordedServer, conversation: Run) -> None:
     server.refuse_stream_options = recorded(REFUSALS[0])
     server.serve("koboldcpp-1.7x-finish-reason-null-string.sse")
     reply = await conversation.run(stream_options=False)
@@ -334,7 +262,7 @@ async def test_stream_options_off_is_never_sent(server: QuirkServer, conversatio
 
 
 async def test_other_bad_request_is_not_retried_without_stream_options(
-    server: QuirkServer, conversation: Run
+    server: RecordedServer, conversation: Run
 ) -> None:
     body = b'{"error":{"message":"Unknown tool_choice value","type":"invalid_request_error"}}'
     server.serve(
@@ -360,7 +288,7 @@ async def test_other_bad_request_is_not_retried_without_stream_options(
     ],
 )  # fmt: skip
 async def test_reasoning_deltas_are_saved_and_never_sent_back(
-    server: QuirkServer, conversation: Run, name: str, thought: str, answer: str
+    server: RecordedServer, conversation: Run, name: str, thought: str, answer: str
 ) -> None:
     server.serve(name, "koboldcpp-1.7x-finish-reason-null-string.sse")
     reply = await conversation.run("what do I need?")
@@ -378,7 +306,7 @@ async def test_reasoning_deltas_are_saved_and_never_sent_back(
 
 
 async def test_reasoning_cut_before_the_answer_is_kept_as_interrupted(
-    server: QuirkServer, conversation: Run
+    server: RecordedServer, conversation: Run
 ) -> None:
     server.serve("deepseek-reasoner-cut-while-thinking.sse")
     with pytest.raises(ProviderStreamError, match="no finish reason"):
@@ -397,7 +325,7 @@ async def test_reasoning_cut_before_the_answer_is_kept_as_interrupted(
 
 @pytest.mark.parametrize(("value", "sent"), [(None, [True, False]), (False, [False])])
 async def test_stream_options_setting_reaches_the_model(
-    server: QuirkServer,
+    server: RecordedServer,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     value: bool | None,

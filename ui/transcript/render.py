@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6.QtCore import QUrl
-from PySide6.QtGui import QFont, QPalette, QTextDocument, QTextOption
+from PySide6.QtGui import QColor, QFont, QPalette, QTextDocument, QTextOption
 
 from .markdown import long_block_cuts, render_markdown, stable_boundary
 from .rows import ItemKind, ToolState, TranscriptItem, reasoning_label
@@ -123,8 +123,49 @@ def _document(
     return doc
 
 
+#: WCAG AA contrast for body text; links and tool-card toggles must reach it on their row.
+MIN_LINK_CONTRAST = 4.5
+
+
+def _luminance(color: QColor) -> float:
+    def channel(value: float) -> float:
+        return value / 12.92 if value <= 0.03928 else ((value + 0.055) / 1.055) ** 2.4
+
+    return (
+        0.2126 * channel(color.redF())
+        + 0.7152 * channel(color.greenF())
+        + 0.0722 * channel(color.blueF())
+    )
+
+
+def contrast(a: QColor, b: QColor) -> float:
+    """The WCAG contrast ratio of two colours (1 to 21)."""
+    la, lb = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+def readable_link(link: QColor, base: QColor) -> QColor:
+    """``link``, mixed toward white on a dark ``base`` (black on a light one) just until it
+    reaches :data:`MIN_LINK_CONTRAST` — a theme's pure blue on dark grey reads at ~2.4:1."""
+    if contrast(link, base) >= MIN_LINK_CONTRAST:
+        return link
+    target = 1.0 if _luminance(base) < 0.5 else 0.0
+    for step in range(1, 11):
+        t = step / 10
+        mixed = QColor.fromRgbF(
+            link.redF() + (target - link.redF()) * t,
+            link.greenF() + (target - link.greenF()) * t,
+            link.blueF() + (target - link.blueF()) * t,
+        )
+        if contrast(mixed, base) >= MIN_LINK_CONTRAST:
+            return mixed
+    return QColor.fromRgbF(target, target, target)
+
+
 def _css(palette: QPalette) -> str:
-    link = palette.color(QPalette.ColorRole.Link).name()
+    link = readable_link(
+        palette.color(QPalette.ColorRole.Link), palette.color(QPalette.ColorRole.Base)
+    ).name()
     return (
         "p { margin-top: 0px; margin-bottom: 6px; } "
         "h1, h2, h3, h4 { margin-top: 4px; margin-bottom: 4px; } "

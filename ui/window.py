@@ -14,13 +14,14 @@ import logging
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, Qt
-from PySide6.QtGui import QCloseEvent, QIcon
+from PySide6.QtGui import QCloseEvent, QIcon, QResizeEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QLabel,
     QMainWindow,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QStackedWidget,
     QVBoxLayout,
@@ -43,6 +44,10 @@ from .welcome import WelcomePanel
 __all__ = ["MainWindow"]
 
 log = logging.getLogger(__name__)
+
+#: Below this window width the sidebar folds away; above it, it comes back.
+NARROW_WIDTH = 720
+SIDEBAR_WIDTH = 260
 
 RESOURCES = Path(__file__).resolve().parent.parent / "resources"
 
@@ -73,13 +78,15 @@ class MainWindow(QMainWindow):
         self.model_picker.setObjectName("modelPicker")
         self.model_picker.setAccessibleName("modelPicker")
         self.model_picker.setToolTip("The model that answers new messages")
-        self.model_picker.setMinimumContentsLength(18)
+        self.model_picker.setMinimumContentsLength(12)
         self.model_picker.setSizeAdjustPolicy(
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
         )
         self.provider_label = QLabel()
         self.provider_label.setObjectName("providerLabel")
         self.provider_label.setTextFormat(Qt.TextFormat.PlainText)  # holds the base URL
+        # Shrinks (clipped) instead of setting the window's minimum width to the URL's length.
+        self.provider_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.workspace_button = QPushButton("No workspace folder")
         self.workspace_button.setObjectName("workspaceButton")
         self.workspace_button.setAccessibleName("workspaceButton")
@@ -116,7 +123,11 @@ class MainWindow(QMainWindow):
         splitter.addWidget(self.sidebar)
         splitter.addWidget(right)
         splitter.setStretchFactor(1, 1)
-        splitter.setSizes([260, 840])
+        splitter.setSizes([SIDEBAR_WIDTH, 840])
+        self.splitter = splitter
+        # The sidebar's own minimum would hold the whole window wide; narrow windows fold it.
+        self.sidebar.setMinimumWidth(0)
+        self._sidebar_folded = False  # folded by a narrow window (not by the person)
         self.setCentralWidget(splitter)
 
         status = self.statusBar()
@@ -319,6 +330,18 @@ class MainWindow(QMainWindow):
             self.transcript.delegate.forget()  # light/dark: colours are baked into rows
             self.transcript.doItemsLayout()
         super().changeEvent(event)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """A narrow window gives the conversation the whole width (the sidebar folds away and
+        comes back when the window is wide again; the splitter handle also brings it back)."""
+        super().resizeEvent(event)
+        narrow = event.size().width() < NARROW_WIDTH
+        if narrow and not self._sidebar_folded and self.splitter.sizes()[0] > 0:
+            self._sidebar_folded = True
+            self.splitter.setSizes([0, event.size().width()])
+        elif not narrow and self._sidebar_folded:
+            self._sidebar_folded = False
+            self.splitter.setSizes([SIDEBAR_WIDTH, event.size().width() - SIDEBAR_WIDTH])
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if self._closing:

@@ -37,10 +37,11 @@ from ..errors import (
 )
 from ..messages import UserMessage
 from ..model import ModelRequest, StepEnd, ToolCallComplete, ToolSpec
-from ..providers import AnthropicModel, HTTPModel, OpenAICompatibleModel
+from ..providers import AnthropicModel, HTTPModel
 from ..providers.errors import redact
 from ..secrets import DEFAULT_KEY_ENV, get_api_key
 from ..settings import Settings
+from .models import provider_model
 
 __all__ = [
     "Check",
@@ -329,9 +330,7 @@ def _build(settings: Settings, key: str | None, seconds: float) -> HTTPModel:
     """The provider model for the test (raises ``ValueError`` for an unusable base URL)."""
     limits = httpx.Timeout(seconds, connect=min(seconds, CONNECT_SECONDS))
     model = settings.model.strip() or "default"  # listing does not need the name
-    if settings.provider_kind == "anthropic":
-        return AnthropicModel(settings.base_url, model, api_key=key, timeout=limits)
-    return OpenAICompatibleModel(settings.base_url, model, api_key=key, timeout=limits)
+    return provider_model(settings, key, timeout=limits, model=model)
 
 
 async def _list(model: HTTPModel, seconds: float) -> Outcome:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ProviderConnectionError
 from ..model import Model
@@ -14,7 +14,32 @@ from ..secrets import DEFAULT_KEY_ENV, get_api_key
 from ..settings import Settings
 from .failures import close_logged
 
-__all__ = ["Models", "NoModel", "simulator_settings"]
+if TYPE_CHECKING:
+    from ..providers import HTTPModel
+
+__all__ = ["Models", "NoModel", "provider_model", "simulator_settings"]
+
+
+def provider_model(
+    settings: Settings, key: str | None, *, timeout: Any = None, model: str | None = None
+) -> HTTPModel:
+    """The provider model ``settings`` describe (one place for chats and Test connection).
+
+    ``timeout`` overrides the provider's default; ``model`` overrides the model name.
+    """
+    from ..providers import AnthropicModel, OpenAICompatibleModel
+
+    name = model if model is not None else settings.model
+    extra: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
+    if settings.provider_kind == "anthropic":
+        return AnthropicModel(settings.base_url, name, api_key=key, **extra)
+    return OpenAICompatibleModel(
+        settings.base_url,
+        name or "default",
+        api_key=key,
+        stream_options=settings.stream_options,
+        **extra,
+    )
 
 
 class Models:
@@ -46,17 +71,8 @@ class Models:
         """The provider model for ``settings`` (the API key from the env var or keyring)."""
         if self._model_factory is not None:
             return self._model_factory(settings)
-        from ..providers import AnthropicModel, OpenAICompatibleModel
-
         key = get_api_key(settings.key_service(), settings.api_key_env or DEFAULT_KEY_ENV)
-        if settings.provider_kind == "anthropic":
-            return AnthropicModel(settings.base_url, settings.model, api_key=key)
-        return OpenAICompatibleModel(
-            settings.base_url,
-            settings.model or "default",
-            api_key=key,
-            stream_options=settings.stream_options,
-        )
+        return provider_model(settings, key)
 
 
 def simulator_settings(settings: Settings, base_url: str) -> Settings:

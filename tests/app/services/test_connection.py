@@ -365,3 +365,17 @@ def test_what_each_error_counts_as(err: Exception, kind: Failure) -> None:
         assert outcome.message == "No answer within 20 s."
     if isinstance(err, KeyError):
         assert outcome.message.startswith("The test failed unexpectedly (KeyError)")
+
+
+async def test_the_test_sends_what_chats_send_including_stream_options() -> None:
+    """Test connection builds its model like the chats do (one function): a person who
+    switched ``stream_options`` off is tested without it, not with the default."""
+    import dataclasses
+
+    async with Simulator() as sim:
+        off = dataclasses.replace(settings_for(sim), stream_options=False)
+        assert marks(await connection.test_connection(off, KEY)) == "✓✓✓✓✓"
+        assert all("stream_options" not in r.json() for r in sim.model_requests())
+        before = len(sim.model_requests())
+        await connection.test_connection(settings_for(sim), KEY)
+        assert all("stream_options" in r.json() for r in sim.model_requests()[before:])

@@ -195,7 +195,8 @@ class StepBuilder:
             self._span_first = len(self._reasoning)
 
     def _answer_began(self) -> None:
-        self._close_span(self._clock())
+        if self._span_start is not None:  # no clock read per token when nothing was thought
+            self._close_span(self._clock())
         if self._thinking:
             self._reasoning.append(Reasoning("".join(self._thinking)))
             self._thinking.clear()

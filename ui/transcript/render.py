@@ -308,14 +308,17 @@ def update_render(
     render.header = _document(header, width, small, css) if header else None
     footer = footer_html(item)
     render.footer = _document(footer, width, small, css) if footer else None
-    key = (item.reasoning, item.expanded, item.thinking, reasoning_label(item))
+    # Collapsed, only the label is drawn: a streaming thought must not rebuild (and rescan)
+    # its whole text on every frame; open, the shown text is what counts.
+    shown = item.reasoning[: shown_end(item.reasoning)] if item.expanded else None
+    key = (shown, item.expanded, reasoning_label(item))
     if key != render.reasoning_key:
         # Rebuilt only when the reasoning changed: streamed answer text leaves it alone.
         muted = palette.color(QPalette.ColorRole.PlaceholderText)  # often translucent text
         tint = f"rgba({muted.red()},{muted.green()},{muted.blue()},{muted.alpha()})"
         thought = reasoning_html(item, tint)
         render.reasoning = (
-            _document(thought, width, small, css, source=item.reasoning) if thought else None
+            _document(thought, width, small, css, source=shown or "") if thought else None
         )
         render.reasoning_key = key
     if item.kind is ItemKind.TOOL:

@@ -130,8 +130,6 @@ class _Chat:
         self.data_dir = data_dir
         self.session: str = args.session
         self.client: AgentClient | None = None
-        # What to do instead of /resume after an error that resending would repeat.
-        self.dead_end: str | None = None
         self._stack = contextlib.AsyncExitStack()
 
     async def open(self) -> None:
@@ -170,7 +168,6 @@ class _Chat:
         assert client is not None
         if text == "/new":
             self.session = (await client.create_session()).id
-            self.dead_end = None
             print(f"(new conversation {self.session})")
             return
         if text == "/history":
@@ -178,9 +175,6 @@ class _Chat:
                 print(f"{type(message).__name__}: {getattr(message, 'content', '')[:200]}")
             return
         if text == "/resume":
-            if self.dead_end:  # resending would fail the same way
-                print(f"(not resumed: {self.dead_end})")
-                return
             status = await client.resume_status(self.session)
             if not isinstance(status, ResumePoint):
                 print(f"(nothing to resume: {status.description})")
@@ -196,12 +190,9 @@ class _Chat:
         except SessionBusyError as err:
             print(f"\n({err})")
         except ContinuumError as err:
-            self.dead_end = dead_end(err)
-            print(f"\n(error: {err} — {self.dead_end or 'type /resume to continue'})")
+            print(f"\n(error: {err} — {dead_end(err) or 'type /resume to continue'})")
         except Exception as err:  # connection errors from the provider, with their text
             print(f"\n(error: {type(err).__name__}: {err} — type /resume to continue)")
-        else:
-            self.dead_end = None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

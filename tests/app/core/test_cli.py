@@ -306,7 +306,7 @@ def test_a_full_context_says_what_to_do_instead_of_resume(
         chat.wait_for("no longer fits")
         chat.wait_for("> ", count=2)
         chat.type("/resume")
-        chat.wait_for("not resumed")
+        chat.wait_for("nothing to resume")  # the core's own context_full answer
         chat.wait_for("> ", count=3)
         chat.type("/new")
         chat.wait_for("new conversation")

@@ -54,8 +54,9 @@ NEXT_STEP: Mapping[BlockedReason, str] = {
     ),
 }
 
-#: A stop record that means the same dead end (a context error before any output still
-#: leaves a resumable CALL_MODEL history, but resending it would fail again).
+#: A stop record that means the same dead end. Since a context error is saved as a CONTEXT_FULL
+#: step the history says so itself; conversations saved before that end CALL_MODEL, and for
+#: them the bar still offers another model (a larger context may succeed).
 _STOP_DEAD_END: Mapping[StopKind, BlockedReason] = {
     StopKind.REFUSED: BlockedReason.REFUSED,
     StopKind.CONTEXT_FULL: BlockedReason.CONTEXT_FULL,

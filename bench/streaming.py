@@ -65,7 +65,7 @@ async def _app(base_url: str, tokens: int) -> dict[str, float]:
         )
         window = MainWindow(services)
         window.show()
-        await window.apply_settings()
+        await window.models.apply_settings()
         await asyncio.sleep(0.2)  # let the shown window settle
         finished: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         window.controller.runFinished.connect(lambda: finished.done() or finished.set_result(None))

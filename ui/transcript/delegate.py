@@ -8,15 +8,13 @@ answer's reasoning, or hand an http/https link to the view.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from PySide6.QtCore import (
     QEvent,
     QModelIndex,
     QPersistentModelIndex,
     QPoint,
-    QPointF,
-    QRect,
     QRectF,
     QSize,
     Qt,
@@ -33,6 +31,9 @@ from PySide6.QtGui import (
     QPainter,
     QPalette,
     QPen,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -42,6 +43,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .layout import (
+    OUTER_X,
+    OUTER_Y,
+    PAD,
+    RowGeometry,
+    content_width,
+    doc_at,
+    row_geometry,
+    row_height,
+)
 from .markdown import COPY_SCHEME, is_safe_link
 from .model import ItemKind, Roles, TranscriptItem, TranscriptModel
 from .render import (
@@ -53,9 +64,8 @@ from .render import (
     header_html,
 )
 
-__all__ = ["TranscriptDelegate"]
+__all__ = ["OUTER_X", "OUTER_Y", "PAD", "SelectionSource", "TranscriptDelegate"]
 
-OUTER_X, OUTER_Y, PAD = 10, 4, 10
 # While the view follows the end (how a conversation opens), these last rows are measured
 # exactly, so what first appears on screen is already laid out right.
 EXACT_TAIL = 12
@@ -73,6 +83,14 @@ def _visible_rect(painter: QPainter) -> QRectF | None:
     # Device pixels (not divided by the pixel ratio): a larger area only means more drawing.
     area = QRectF(0, 0, device.width(), device.height())
     return inverse.mapRect(area).adjusted(-1, -1, 1, 1)
+
+
+class SelectionSource(Protocol):
+    """What the delegate asks while painting: the selected text of one row, per document."""
+
+    def ranges(self, uid: int) -> dict[int, tuple[int, int]]:
+        """Document number -> (start, end) character positions selected in it (may be empty)."""
+        ...
 
 
 class TranscriptDelegate(QStyledItemDelegate):
@@ -93,6 +111,7 @@ class TranscriptDelegate(QStyledItemDelegate):
         self._fix_timer.setSingleShot(True)
         self._fix_timer.setInterval(0)
         self._fix_timer.timeout.connect(self._fix_sizes)
+        self.selection: SelectionSource | None = None  # the view's text selection, if any
 
     # --- rendering -------------------------------------------------------------------------
 
@@ -110,8 +129,14 @@ class TranscriptDelegate(QStyledItemDelegate):
         return self._renders.render_for(item, width, option.font, option.palette)
 
     @staticmethod
-    def _content_width(option: QStyleOptionViewItem) -> float:
-        return float(option.rect.width() - 2 * OUTER_X - 2 * PAD)
+    def width_for(item: TranscriptItem, option: QStyleOptionViewItem) -> float:
+        """The width ``item``'s documents are laid out at in a row of ``option.rect``."""
+        return content_width(item, option.rect.width())
+
+    def geometry(self, item: TranscriptItem, option: QStyleOptionViewItem) -> RowGeometry:
+        """Where ``item``'s card and documents are in the row ``option.rect`` (view coordinates)."""
+        render = self.render_for(item, self.width_for(item, option), option)
+        return row_geometry(item, render.docs(), option.rect)
 
     def _item(self, index: QModelIndex | QPersistentModelIndex) -> TranscriptItem | None:
         item = index.data(Roles.ITEM)
@@ -129,14 +154,13 @@ class TranscriptDelegate(QStyledItemDelegate):
             item = self._item(index)
         if item is None:
             return QSize(0, 0)
-        width = self._content_width(option)
         view = self.parent()
+        row_width = option.rect.width()
+        if content_width(item, row_width) <= 60 and isinstance(view, QAbstractItemView):
+            row_width = view.viewport().width()
+        width = content_width(item, row_width)
         if width <= 60:
-            width = (
-                float(view.viewport().width() - 2 * OUTER_X - 2 * PAD)
-                if isinstance(view, QAbstractItemView)
-                else 400.0
-            )
+            width = 400.0
         key = int(width)
         cached = self._sizes.get(item.uid)
         rendered = item.uid in self._renders
@@ -165,9 +189,7 @@ class TranscriptDelegate(QStyledItemDelegate):
             body = self.render_for(item, width, option).height()
         else:
             body = self._estimate(item, width, option)
-        pad = 4 if item.kind is ItemKind.NOTE else PAD
-        top = 0 if item.joined else OUTER_Y
-        size = QSize(key + 2 * (OUTER_X + PAD), int(body) + 2 * pad + top + OUTER_Y)
+        size = QSize(max(int(row_width), 1), row_height(item, body))
         self._sizes[item.uid] = (item.version, key, exact, size)
         return size
 
@@ -220,51 +242,48 @@ class TranscriptDelegate(QStyledItemDelegate):
         item = self._item(index)
         if item is None:
             return
-        render = self.render_for(item, self._content_width(option), option)
+        render = self.render_for(item, self.width_for(item, option), option)
         cached = self._sizes.get(item.uid)
         if cached is not None and not cached[2]:
             self._fix.append(QPersistentModelIndex(index))
             self._fix_timer.start()
         palette = option.palette
         dark = render.dark
+        docs = render.docs()
+        geometry = row_geometry(item, docs, option.rect)
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        top = 0 if item.joined else OUTER_Y
-        card = QRectF(option.rect.adjusted(OUTER_X, top, -OUTER_X, -OUTER_Y))
-        if item.joined:
-            card.adjust(0, -OUTER_Y - 2, 0, 0)  # reach up to the part it continues
+        card = geometry.card
         fill, border = self._colours(item, palette, dark)
-        if fill is not None:
+        if card is not None and fill is not None:
             pen = QPen(border) if border is not None else QPen(Qt.PenStyle.NoPen)
             if item.kind is ItemKind.DRAFT:
                 pen.setStyle(Qt.PenStyle.DashLine)
             painter.setPen(pen)
             painter.setBrush(fill)
             painter.drawRoundedRect(card, 8, 8)
-        if option.state & QStyle.StateFlag.State_HasFocus:
+        if card is not None and option.state & QStyle.StateFlag.State_HasFocus:
             painter.setPen(
                 QPen(palette.color(QPalette.ColorRole.Highlight), 1, Qt.PenStyle.DotLine)
             )
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRoundedRect(card.adjusted(1, 1, -1, -1), 8, 8)
-        pad = 4 if item.kind is ItemKind.NOTE else PAD
-        y = card.top() + pad
         text_colour = palette.color(QPalette.ColorRole.Text)
         muted = palette.color(QPalette.ColorRole.PlaceholderText)
         visible = _visible_rect(painter)
-        left = card.left() + PAD
-        for doc in render.docs():
-            height = doc.size().height()
+        selected = self.selection.ranges(item.uid) if self.selection is not None else {}
+        for number, doc in enumerate(docs):
+            origin = geometry.origins[number]
+            height = geometry.sizes[number][1]
             # Draw only what the device can show: a long answer is a tall row, and drawing
             # all of it every frame made a delta's cost grow with the answer's length.
             clip = QRectF(0, 0, doc.textWidth(), height)
             if visible is not None:
-                clip = clip.intersected(visible.translated(-left, -y))
+                clip = clip.intersected(visible.translated(-origin.x(), -origin.y()))
             if clip.isEmpty():
-                y += height
                 continue
             painter.save()
-            painter.translate(QPointF(left, y))
+            painter.translate(origin)
             ctx = QAbstractTextDocumentLayout.PaintContext()
             pal = QPalette(palette)
             colour = (
@@ -280,10 +299,28 @@ class TranscriptDelegate(QStyledItemDelegate):
             pal.setColor(QPalette.ColorRole.Text, colour)
             ctx.palette = pal
             ctx.clip = clip
+            span = selected.get(number)
+            if span is not None and span[1] > span[0]:
+                ctx.selections = [self._selection_format(doc, span, palette)]
             doc.documentLayout().draw(painter, ctx)
             painter.restore()
-            y += height
         painter.restore()
+
+    @staticmethod
+    def _selection_format(
+        doc: QTextDocument, span: tuple[int, int], palette: QPalette
+    ) -> QAbstractTextDocumentLayout.Selection:
+        selection = QAbstractTextDocumentLayout.Selection()
+        cursor = QTextCursor(doc)
+        last = max(doc.characterCount() - 1, 0)
+        cursor.setPosition(min(span[0], last))
+        cursor.setPosition(min(span[1], last), QTextCursor.MoveMode.KeepAnchor)
+        selection.cursor = cursor
+        fmt = QTextCharFormat()
+        fmt.setBackground(palette.color(QPalette.ColorRole.Highlight))
+        fmt.setForeground(palette.color(QPalette.ColorRole.HighlightedText))
+        selection.format = fmt
+        return selection
 
     @staticmethod
     def _colours(
@@ -312,21 +349,14 @@ class TranscriptDelegate(QStyledItemDelegate):
         self, item: TranscriptItem, option: QStyleOptionViewItem, pos: QPoint
     ) -> tuple[str, int] | None:
         """The anchor under ``pos`` (view coordinates) and the index of its document."""
-        render = self.render_for(item, self._content_width(option), option)
-        top = 0 if item.joined else OUTER_Y
-        card = QRect(option.rect.adjusted(OUTER_X, top, -OUTER_X, -OUTER_Y))
-        if item.joined:
-            card.adjust(0, -OUTER_Y - 2, 0, 0)
-        pad = 4 if item.kind is ItemKind.NOTE else PAD
-        x = pos.x() - card.left() - PAD
-        y = float(pos.y() - card.top() - pad)
-        for number, doc in enumerate(render.docs()):
-            height = doc.size().height()
-            if 0 <= y < height:
-                anchor = doc.documentLayout().anchorAt(QPointF(x, y))
-                return (anchor, number) if anchor else None
-            y -= height
-        return None
+        render = self.render_for(item, self.width_for(item, option), option)
+        docs = render.docs()
+        hit = doc_at(row_geometry(item, docs, option.rect), pos.x(), pos.y())
+        if hit is None:
+            return None
+        number, local = hit
+        anchor = docs[number].documentLayout().anchorAt(local)
+        return (anchor, number) if anchor else None
 
     def editorEvent(
         self,

@@ -121,9 +121,8 @@ class TranscriptView(QListView):
         """Every anchor of a row, in order (accessibility and tests)."""
         index = self.model().index(row, 0)
         item = index.data(Roles.ITEM)
-        render = self.delegate.render_for(
-            item, self.delegate._content_width(self._option(index)), self._option(index)
-        )
+        option = self._option(index)
+        render = self.delegate.render_for(item, self.delegate.width_for(item, option), option)
         found: list[str] = []
         for doc in render.docs():
             block = doc.begin()

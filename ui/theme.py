@@ -1,0 +1,184 @@
+"""The app's colours: a small set of named tokens per theme, and the contrast they must keep.
+
+Every colour the transcript (and, later, the window around it) paints comes from a
+:class:`Tokens`; :data:`LIGHT` and :data:`DARK` are the two themes. :func:`tokens_for` picks the
+theme matching a palette (so a row painted with a dark palette gets dark tokens without knowing
+who chose it). :data:`TEXT_PAIRS` lists every text/link/state token with the background it is
+read on; each pair must reach WCAG AA (4.5:1), which a test computes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from PySide6.QtGui import QColor, QPalette
+
+__all__ = [
+    "DARK",
+    "LIGHT",
+    "MIN_CONTRAST",
+    "SPACE",
+    "TEXT_PAIRS",
+    "TYPE_SCALE",
+    "Tokens",
+    "contrast",
+    "tokens_for",
+]
+
+#: WCAG AA for body text.
+MIN_CONTRAST = 4.5
+
+#: The spacing scale (px): every gap and padding in the transcript is one of these.
+SPACE = (4, 8, 12, 16, 24)
+
+#: The type scale: font sizes relative to the body font.
+TYPE_SCALE = {"small": 0.85, "body": 1.0, "h3": 1.15, "h2": 1.3, "h1": 1.55}
+
+
+@dataclass(frozen=True, slots=True)
+class Tokens:
+    """One theme's named colours (``#rrggbb``)."""
+
+    name: str
+    dark: bool
+    window: str  # the window around the transcript
+    surface: str  # the transcript's background (answers are drawn straight on it)
+    text: str
+    muted: str  # headers, footers, reasoning, notes
+    link: str
+    accent: str  # primary buttons, focus rings
+    on_accent: str  # text on the accent
+    user_bubble: str  # the person's messages
+    user_text: str
+    code_bg: str
+    code_header: str  # the strip above a code block (language, Copy)
+    code_text: str
+    border: str  # card and bubble outlines
+    rule: str  # table rules
+    selection_bg: str
+    selection_text: str
+    tool_bg: str  # a tool card
+    draft_bg: str  # an interrupted draft (not saved)
+    draft_border: str
+    success: str
+    danger: str
+    warning: str
+    info: str
+
+    def color(self, name: str) -> QColor:
+        return QColor(getattr(self, name))
+
+
+LIGHT = Tokens(
+    name="light",
+    dark=False,
+    window="#f3f4f6",
+    surface="#ffffff",
+    text="#1f2328",
+    muted="#59636e",
+    link="#0a5cc2",
+    accent="#2458c6",
+    on_accent="#ffffff",
+    user_bubble="#eef1f6",
+    user_text="#1f2328",
+    code_bg="#f6f8fa",
+    code_header="#e9edf1",
+    code_text="#1f2328",
+    border="#d8dde3",
+    rule="#c9d1d9",
+    selection_bg="#b6d3ff",
+    selection_text="#1f2328",
+    tool_bg="#f7f8fa",
+    draft_bg="#fff7e6",
+    draft_border="#d48806",
+    success="#1a7f37",
+    danger="#b42318",
+    warning="#8a5a00",
+    info="#0a5cc2",
+)
+
+DARK = Tokens(
+    name="dark",
+    dark=True,
+    window="#18191c",
+    surface="#212226",
+    text="#e6e7ea",
+    muted="#a3a8b0",
+    link="#7db4ff",
+    accent="#2f66cc",
+    on_accent="#ffffff",
+    user_bubble="#2e3138",
+    user_text="#e6e7ea",
+    code_bg="#17181b",
+    code_header="#2a2c31",
+    code_text="#e6e7ea",
+    border="#3a3d44",
+    rule="#4a4e57",
+    selection_bg="#2f5a8f",
+    selection_text="#ffffff",
+    tool_bg="#26282d",
+    draft_bg="#33291a",
+    draft_border="#d99a3a",
+    success="#6fd08c",
+    danger="#ff8f87",
+    warning="#f0c05a",
+    info="#7db4ff",
+)
+
+#: (foreground token, background token): every text that must be readable where it is drawn.
+TEXT_PAIRS: tuple[tuple[str, str], ...] = (
+    ("text", "surface"),
+    ("muted", "surface"),
+    ("link", "surface"),
+    ("text", "window"),
+    ("muted", "window"),
+    ("user_text", "user_bubble"),
+    ("link", "user_bubble"),
+    ("muted", "user_bubble"),
+    ("code_text", "code_bg"),
+    ("code_text", "code_header"),
+    ("link", "code_header"),
+    ("muted", "code_header"),
+    ("on_accent", "accent"),
+    ("selection_text", "selection_bg"),
+    ("text", "tool_bg"),
+    ("muted", "tool_bg"),
+    ("link", "tool_bg"),
+    ("success", "tool_bg"),
+    ("danger", "tool_bg"),
+    ("warning", "tool_bg"),
+    ("info", "tool_bg"),
+    ("success", "surface"),
+    ("danger", "surface"),
+    ("warning", "surface"),
+    ("info", "surface"),
+    ("text", "draft_bg"),
+    ("muted", "draft_bg"),
+)
+
+
+def _luminance(color: QColor) -> float:
+    def channel(value: float) -> float:
+        return value / 12.92 if value <= 0.03928 else ((value + 0.055) / 1.055) ** 2.4
+
+    return (
+        0.2126 * channel(color.redF())
+        + 0.7152 * channel(color.greenF())
+        + 0.0722 * channel(color.blueF())
+    )
+
+
+def contrast(a: QColor | str, b: QColor | str) -> float:
+    """The WCAG contrast ratio of two colours (1 to 21)."""
+    la, lb = sorted((_luminance(QColor(a)), _luminance(QColor(b))), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+def tokens_for(palette: QPalette) -> Tokens:
+    """The theme matching ``palette`` (dark when its window colour is dark)."""
+    return DARK if palette.color(QPalette.ColorRole.Window).lightness() < 128 else LIGHT
+
+
+def token_names() -> list[str]:
+    """Every colour token's name (tests check each is a valid colour)."""
+    return [f.name for f in fields(Tokens) if f.name not in ("name", "dark")]

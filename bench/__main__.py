@@ -112,6 +112,33 @@ def streaming(quick: bool) -> tuple[list[Row], Any]:
             app["longest_stall_ms"] <= 50,
             label,
         ),
+        _row(
+            f"stream {tokens:,} tokens: loop tick gap p99",
+            app["stall_p99_ms"],
+            ref["longest_stall_ms"],
+            "ms",
+            "≤ 16 ms",
+            app["stall_p99_ms"] <= 16,
+            "longest stall of the httpx reference",
+        ),
+        _row(
+            f"stream {tokens:,} tokens: transcript paint p99 ({app['frames']} frames)",
+            app["frame_p99_ms"],
+            None,
+            "ms",
+            "≤ 16 ms",
+            app["frame_p99_ms"] <= 16,
+            "",
+        ),
+        _row(
+            f"stream {tokens:,} tokens: transcript paint max",
+            app["frame_max_ms"],
+            None,
+            "ms",
+            "≤ 50 ms",
+            app["frame_max_ms"] <= 50,
+            "",
+        ),
     ], raw
 
 

@@ -52,11 +52,14 @@ class StallProbe:
         self._last = 0.0
         self.longest = 0.0
         self.ticks = 0
+        self.gaps: list[float] = []
 
     def _tick(self) -> None:
         now = time.perf_counter()
         if self._last:
-            self.longest = max(self.longest, now - self._last)
+            gap = now - self._last
+            self.longest = max(self.longest, gap)
+            self.gaps.append(gap)
         self._last = now
         self.ticks += 1
 
@@ -64,6 +67,7 @@ class StallProbe:
         self._last = 0.0
         self.longest = 0.0
         self.ticks = 0
+        self.gaps = []
         self._timer.start()
 
     def stop(self) -> None:
@@ -73,6 +77,19 @@ class StallProbe:
     @property
     def longest_ms(self) -> float:
         return self.longest * 1000
+
+    def percentile_ms(self, fraction: float) -> float:
+        """The gap (ms) that ``fraction`` of all gaps stay at or under (0 if none)."""
+        return percentile(self.gaps, fraction) * 1000
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    """The nearest-rank percentile of ``values`` (0.0 for none)."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    rank = max(min(int(round(fraction * len(ordered) + 0.5)) - 1, len(ordered) - 1), 0)
+    return ordered[rank]
 
 
 def rss_mb() -> float:

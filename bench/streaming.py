@@ -9,6 +9,8 @@ probe; the longest gap between two ticks is the worst event-loop stall.
 The app run is the real path: ``AppServices`` (its database, journal, draft saves),
 ``MainWindow`` shown, ``ConversationController.send`` → the OpenAI-compatible provider → the
 ``TranscriptModel`` and the painted ``TranscriptView``; timed until the request task is done.
+Every paint of the transcript during the stream is timed too (a frame's drawing: p50/p99/max),
+beside the probe's tick gaps (p99: how long the loop is busy between two ticks, layout included).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench._qt import StallProbe, run_qt, simulator_process
+from bench._qt import StallProbe, percentile, run_qt, simulator_process
 
 os.environ.setdefault("CONTINUUM_API_KEY", "sim")
 
@@ -53,9 +55,24 @@ async def _reference(base_url: str, tokens: int) -> dict[str, float]:
 
 
 async def _app(base_url: str, tokens: int) -> dict[str, float]:
+    from PySide6.QtWidgets import QListView
+
     from app.services import AppServices
     from app.settings import Settings
+    from ui.transcript.view import TranscriptView
     from ui.window import MainWindow
+
+    frames: list[float] = []
+    painting = [False]
+    base_paint = TranscriptView.paintEvent if "paintEvent" in vars(TranscriptView) else None
+
+    def timed_paint(view: Any, event: Any) -> None:
+        started = time.perf_counter()
+        (base_paint or QListView.paintEvent)(view, event)
+        if painting[0]:
+            frames.append(time.perf_counter() - started)
+
+    TranscriptView.paintEvent = timed_paint  # type: ignore[method-assign]
 
     with tempfile.TemporaryDirectory() as tmp:
         services = AppServices(Path(tmp))
@@ -71,12 +88,14 @@ async def _app(base_url: str, tokens: int) -> dict[str, float]:
         window.controller.runFinished.connect(lambda: finished.done() or finished.set_result(None))
         probe = StallProbe()
         probe.start()
+        painting[0] = True
         started = time.perf_counter()
         assert window.controller.send("go")
         task = window.controller.task
         assert task is not None
         await task
         elapsed = time.perf_counter() - started
+        painting[0] = False
         probe.stop()
         await asyncio.wait_for(finished, 15)  # its follow-up (Resume bar refresh) is done
         rows = window.transcript_model.items()
@@ -97,6 +116,11 @@ async def _app(base_url: str, tokens: int) -> dict[str, float]:
         "tokens_per_s": tokens / elapsed,
         "seconds": elapsed,
         "longest_stall_ms": probe.longest_ms,
+        "stall_p99_ms": probe.percentile_ms(0.99),
+        "frames": len(frames),
+        "frame_p50_ms": percentile(frames, 0.5) * 1000,
+        "frame_p99_ms": percentile(frames, 0.99) * 1000,
+        "frame_max_ms": max(frames, default=0.0) * 1000,
         "chars": len(text),
     }
 

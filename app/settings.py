@@ -9,7 +9,8 @@ Every field of the file is validated (:func:`settings_from_data`, a pure functio
 cannot be read, is not JSON, nests too deep, or has a field of the wrong type or out of range is
 kept aside (renamed with a timestamp, never overwriting an earlier copy) and defaults are used;
 ``load_settings`` says so in ``problem``. Only single unusable MCP server entries are skipped
-instead (the rest of the file is used), and ``problem`` names them.
+instead (the rest of the file is used), and ``problem`` names them. An unknown ``theme`` is only
+a look: it falls back to ``"system"`` (logged), keeping the rest of the file.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import contextlib
 import dataclasses
 import errno
 import json
+import logging
 import math
 import os
 import time
@@ -29,6 +31,7 @@ from .errors import SettingsFormatError, SettingsSaveError
 from .tools.mcp import McpServerConfig
 
 __all__ = [
+    "THEME_CHOICES",
     "ProviderKind",
     "Settings",
     "SettingsFormatError",
@@ -36,9 +39,15 @@ __all__ = [
     "load_settings",
     "save_settings",
     "settings_from_data",
+    "ThemeChoice",
 ]
 
+log = logging.getLogger(__name__)
+
 ProviderKind = Literal["openai", "anthropic", "simulator"]
+#: The window's colours: follow the desktop's light/dark scheme, or always one theme.
+ThemeChoice = Literal["system", "light", "dark"]
+THEME_CHOICES: tuple[ThemeChoice, ...] = get_args(ThemeChoice)
 SETTINGS_FILE = "settings.json"
 MAX_SETTINGS_BYTES = 1 << 20  # a settings file is a few KB; more is not ours
 MAX_RECENT_MODELS = 20
@@ -61,6 +70,8 @@ class Settings:
     #: OpenAI-compatible ``stream_options`` (token usage): ``None`` sends it and drops it for a
     #: server that refuses it; ``false`` never sends it; ``true`` always does. File only.
     stream_options: bool | None = None
+    #: View → Theme: ``"system"`` follows the desktop's light/dark scheme.
+    theme: ThemeChoice = "system"
 
     @property
     def configured(self) -> bool:
@@ -155,6 +166,10 @@ def _mcp_servers(entries: list[Any]) -> tuple[tuple[McpServerConfig, ...], list[
     return tuple(servers), skipped
 
 
+def _is_theme(value: Any) -> TypeGuard[ThemeChoice]:
+    return isinstance(value, str) and value in THEME_CHOICES
+
+
 def _text_field(data: dict[str, Any], key: str, *, optional: bool = False) -> str | None:
     value = data.get(key)
     if value is None:
@@ -196,6 +211,12 @@ def settings_from_data(data: Any) -> tuple[Settings, list[str]]:
     stream_options = data.get("stream_options")
     if stream_options is not None and not isinstance(stream_options, bool):
         raise SettingsFormatError("stream_options must be true, false or null (automatic)")
+    raw_theme = data.get("theme")
+    theme: ThemeChoice = "system"
+    if _is_theme(raw_theme):
+        theme = raw_theme
+    elif raw_theme is not None:  # a look, not worth setting the whole file aside
+        log.warning("settings: unknown theme %s, following the system", repr(raw_theme)[:80])
     settings = Settings(
         provider_kind=kind,
         base_url=base_url,
@@ -206,6 +227,7 @@ def settings_from_data(data: Any) -> tuple[Settings, list[str]]:
         recent_models=tuple(recent)[:MAX_RECENT_MODELS],
         mcp_servers=servers,
         stream_options=stream_options,
+        theme=theme,
     )
     return settings, skipped
 

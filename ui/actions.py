@@ -1,9 +1,10 @@
 """The window's menus: every action, its menu, its shortcut and its object name, in one table.
 
 :data:`MENUS` is the whole menu bar as data (tests find actions by their object name, and the
-shortcuts are the platform's standard keys where one exists). :func:`build_menus` makes the
-``QAction`` objects from it and connects each to the slot the window gives for its name; the
-window owns what the actions do.
+shortcuts are the platform's standard keys where one exists); a :class:`SubMenu` entry nests a
+menu, and an exclusive one holds checkable actions of which one is checked (View → Theme).
+:func:`build_menus` makes the ``QAction`` objects from it and connects each to the slot the
+window gives for its name; the window owns what the actions do.
 """
 
 from __future__ import annotations
@@ -11,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QMainWindow
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtWidgets import QMainWindow, QMenu
 
-__all__ = ["MENUS", "ActionSpec", "build_menus"]
+__all__ = ["MENUS", "THEME_ACTIONS", "ActionSpec", "SubMenu", "action_names", "build_menus"]
 
 Shortcut = QKeySequence.StandardKey | str
 
@@ -28,11 +29,28 @@ class ActionSpec:
     shortcut: Shortcut | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class SubMenu:
+    """A menu inside a menu; ``exclusive``: its actions are checkable, one checked at a time."""
+
+    title: str
+    entries: tuple[ActionSpec | None, ...]
+    exclusive: bool = False
+
+
+Entry = ActionSpec | SubMenu | None
 SEPARATOR = None
 _Key = QKeySequence.StandardKey
 
+#: View → Theme: each choice (as saved in the settings) and its action's object name.
+THEME_ACTIONS = {
+    "system": "themeSystemAction",
+    "light": "themeLightAction",
+    "dark": "themeDarkAction",
+}
+
 #: (menu title, entries); ``None`` is a separator.
-MENUS: tuple[tuple[str, tuple[ActionSpec | None, ...]], ...] = (
+MENUS: tuple[tuple[str, tuple[Entry, ...]], ...] = (
     (
         "&File",
         (
@@ -59,12 +77,37 @@ MENUS: tuple[tuple[str, tuple[ActionSpec | None, ...]], ...] = (
             ActionSpec("noWorkspaceAction", "&No workspace folder"),
         ),
     ),
+    (
+        "&View",
+        (
+            SubMenu(
+                "&Theme",
+                (
+                    ActionSpec(THEME_ACTIONS["system"], "&System"),
+                    ActionSpec(THEME_ACTIONS["light"], "&Light"),
+                    ActionSpec(THEME_ACTIONS["dark"], "&Dark"),
+                ),
+                exclusive=True,
+            ),
+        ),
+    ),
 )
+
+
+def _specs(entries: tuple[Entry, ...]) -> list[ActionSpec]:
+    """Every action among ``entries`` (sub-menus' too), in menu order."""
+    specs: list[ActionSpec] = []
+    for entry in entries:
+        if isinstance(entry, SubMenu):
+            specs.extend(_specs(entry.entries))
+        elif entry is not None:
+            specs.append(entry)
+    return specs
 
 
 def action_names() -> list[str]:
     """The object names of every action in :data:`MENUS`, in menu order."""
-    return [spec.name for _title, entries in MENUS for spec in entries if spec is not None]
+    return [spec.name for _title, entries in MENUS for spec in _specs(entries)]
 
 
 def _ignoring_checked(slot: Callable[[], object]) -> Callable[[bool], None]:
@@ -94,20 +137,37 @@ def build_menus(
     actions: dict[str, QAction] = {}
     bar = window.menuBar()
     for title, entries in MENUS:
-        menu = bar.addMenu(title)
-        for spec in entries:
-            if spec is None:
-                menu.addSeparator()
-                continue
-            action = QAction(spec.text, window)
-            action.setObjectName(spec.name)
-            if spec.shortcut is not None:
-                action.setShortcut(QKeySequence(spec.shortcut))
-            action.triggered.connect(_ignoring_checked(slots[spec.name]))
-            menu.addAction(action)
-            actions[spec.name] = action
+        _fill(bar.addMenu(title), entries, window, slots, actions)
     # Qt's Quit binding is empty on the Windows key scheme (also offscreen): keep Ctrl+Q.
     actions["quitAction"].setShortcuts(
         QKeySequence.keyBindings(QKeySequence.StandardKey.Quit) or [QKeySequence("Ctrl+Q")]
     )
     return actions
+
+
+def _fill(
+    menu: QMenu,
+    entries: tuple[Entry, ...],
+    window: QMainWindow,
+    slots: Mapping[str, Callable[[], object]],
+    actions: dict[str, QAction],
+    group: QActionGroup | None = None,
+) -> None:
+    """Add ``entries`` to ``menu`` (sub-menus recursively); in a ``group``, checkable."""
+    for entry in entries:
+        if entry is None:
+            menu.addSeparator()
+        elif isinstance(entry, SubMenu):
+            inner = QActionGroup(window) if entry.exclusive else None
+            _fill(menu.addMenu(entry.title), entry.entries, window, slots, actions, inner)
+        else:
+            action = QAction(entry.text, window)
+            action.setObjectName(entry.name)
+            if entry.shortcut is not None:
+                action.setShortcut(QKeySequence(entry.shortcut))
+            if group is not None:
+                action.setCheckable(True)
+                group.addAction(action)  # exclusive: checking one unchecks the others
+            action.triggered.connect(_ignoring_checked(slots[entry.name]))
+            menu.addAction(action)
+            actions[entry.name] = action

@@ -5,28 +5,47 @@ Every colour the transcript (and, later, the window around it) paints comes from
 theme matching a palette (so a row painted with a dark palette gets dark tokens without knowing
 who chose it). :data:`TEXT_PAIRS` lists every text/link/state token with the background it is
 read on; each pair must reach WCAG AA (4.5:1), which a test computes.
+
+:func:`resolve_theme` turns the person's View → Theme choice and the desktop's colour scheme
+into tokens; :func:`palette_for` maps tokens onto a ``QPalette`` (what widgets and the
+transcript paint with). :mod:`ui.appearance` applies that palette to the running application.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from typing import Literal
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette
 
 __all__ = [
     "DARK",
+    "DISABLED_MIN_CONTRAST",
     "LIGHT",
     "MIN_CONTRAST",
+    "PALETTE_PAIRS",
     "SPACE",
     "TEXT_PAIRS",
+    "THEME_CHOICES",
     "TYPE_SCALE",
+    "ThemeChoice",
     "Tokens",
     "contrast",
+    "palette_for",
+    "resolve_theme",
+    "token_names",
     "tokens_for",
 ]
 
 #: WCAG AA for body text.
 MIN_CONTRAST = 4.5
+#: Disabled text is dimmed, but stays at least this readable (WCAG's floor for large text).
+DISABLED_MIN_CONTRAST = 3.0
+
+#: View → Theme (the same values as ``app.settings.ThemeChoice``; a test keeps them equal).
+ThemeChoice = Literal["system", "light", "dark"]
+THEME_CHOICES: tuple[ThemeChoice, ...] = ("system", "light", "dark")
 
 #: The spacing scale (px): every gap and padding in the transcript is one of these.
 SPACE = (4, 8, 12, 16, 24)
@@ -182,3 +201,92 @@ def tokens_for(palette: QPalette) -> Tokens:
 def token_names() -> list[str]:
     """Every colour token's name (tests check each is a valid colour)."""
     return [f.name for f in fields(Tokens) if f.name not in ("name", "dark")]
+
+
+def resolve_theme(choice: str, system_scheme: Qt.ColorScheme) -> Tokens:
+    """The tokens for a View → Theme ``choice``: ``"system"`` follows ``system_scheme`` (an
+    unknown scheme is light); an unknown choice is treated as ``"system"``."""
+    if choice == "light":
+        return LIGHT
+    if choice == "dark":
+        return DARK
+    return DARK if system_scheme == Qt.ColorScheme.Dark else LIGHT
+
+
+_Role = QPalette.ColorRole
+_Group = QPalette.ColorGroup
+
+#: (foreground role, background role): text a widget draws on a palette background; in the
+#: Active/Inactive groups each must reach MIN_CONTRAST, in the Disabled one DISABLED_MIN_CONTRAST.
+PALETTE_PAIRS: tuple[tuple[QPalette.ColorRole, QPalette.ColorRole], ...] = (
+    (_Role.WindowText, _Role.Window),
+    (_Role.Text, _Role.Base),
+    (_Role.Text, _Role.AlternateBase),
+    (_Role.PlaceholderText, _Role.Base),
+    (_Role.Link, _Role.Base),
+    (_Role.LinkVisited, _Role.Base),
+    (_Role.ButtonText, _Role.Button),
+    (_Role.HighlightedText, _Role.Highlight),
+    (_Role.ToolTipText, _Role.ToolTipBase),
+)
+
+
+def _mix(a: QColor, b: QColor, t: float) -> QColor:
+    """``a`` moved a fraction ``t`` of the way to ``b`` (rounded to 8-bit channels)."""
+    return QColor(
+        round(a.red() + (b.red() - a.red()) * t),
+        round(a.green() + (b.green() - a.green()) * t),
+        round(a.blue() + (b.blue() - a.blue()) * t),
+    )
+
+
+def _dimmed(foreground: QColor, backgrounds: list[QColor]) -> QColor:
+    """``foreground`` faded toward ``backgrounds[0]`` (at most half way) while it still reaches
+    :data:`DISABLED_MIN_CONTRAST` on every one of ``backgrounds``."""
+    best = foreground
+    for step in range(1, 11):
+        candidate = _mix(foreground, backgrounds[0], step / 20)
+        if min(contrast(candidate, b) for b in backgrounds) < DISABLED_MIN_CONTRAST:
+            break
+        best = candidate
+    return best
+
+
+def palette_for(tokens: Tokens) -> QPalette:
+    """The ``QPalette`` painting with ``tokens``: every role set in every colour group."""
+    c = tokens.color
+    border = c("border")
+    roles = {
+        _Role.Window: c("window"),
+        _Role.WindowText: c("text"),
+        _Role.Base: c("surface"),
+        _Role.AlternateBase: c("tool_bg"),
+        _Role.Text: c("text"),
+        _Role.PlaceholderText: c("muted"),
+        _Role.Link: c("link"),
+        _Role.LinkVisited: c("link"),
+        _Role.Highlight: c("selection_bg"),
+        _Role.HighlightedText: c("selection_text"),
+        _Role.Accent: c("accent"),
+        _Role.Button: c("code_header"),
+        _Role.ButtonText: c("text"),
+        _Role.BrightText: c("on_accent"),
+        _Role.ToolTipBase: c("user_bubble"),
+        _Role.ToolTipText: c("user_text"),
+        # The bevel shades around frames and buttons, all from the outline colour.
+        _Role.Light: border.lighter(130) if tokens.dark else c("surface"),
+        _Role.Midlight: border.lighter(115) if tokens.dark else border.lighter(106),
+        _Role.Mid: border,
+        _Role.Dark: border.darker(150),
+        _Role.Shadow: border.darker(300),
+    }
+    palette = QPalette()
+    for group in (_Group.Active, _Group.Inactive, _Group.Disabled):
+        for role, colour in roles.items():
+            palette.setColor(group, role, colour)
+    read_on: dict[QPalette.ColorRole, list[QColor]] = {}
+    for foreground, background in PALETTE_PAIRS:
+        read_on.setdefault(foreground, []).append(roles[background])
+    for foreground, backgrounds in read_on.items():
+        palette.setColor(_Group.Disabled, foreground, _dimmed(roles[foreground], backgrounds))
+    return palette

@@ -10,6 +10,8 @@ tracks; nothing here blocks the event loop.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import functools
 import logging
 from pathlib import Path
 
@@ -29,9 +31,10 @@ from PySide6.QtWidgets import (
 )
 
 from app import SessionInfo
-from app.services import AppServices
+from app.services import AppServices, SettingsSaveError
 
-from .actions import build_menus
+from .actions import THEME_ACTIONS, build_menus
+from .appearance import Appearance
 from .approval import ApprovalCard
 from .composer import Composer
 from .controller import ConversationController
@@ -56,6 +59,9 @@ class MainWindow(QMainWindow):
     def __init__(self, services: AppServices, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.services = services
+        # The saved theme, before any widget is made or shown (no light flash on a dark start).
+        self.appearance = Appearance.of()
+        self.appearance.apply(services.settings.theme)
         self.setObjectName("mainWindow")
         self.setWindowTitle("Continuum")
         icon = RESOURCES / "icons" / "continuum.svg"
@@ -173,6 +179,10 @@ class MainWindow(QMainWindow):
                 "deleteAction": self._delete_current,
                 "workspaceAction": self.workspace.choose,
                 "noWorkspaceAction": lambda: c.spawn(self.workspace.set(None)),
+                **{
+                    name: functools.partial(self.choose_theme, choice)
+                    for choice, name in THEME_ACTIONS.items()
+                },
             },
         )
         self.new_action = actions["newAction"]
@@ -181,6 +191,8 @@ class MainWindow(QMainWindow):
         self.find_action = actions["findAction"]
         self.workspace_action = actions["workspaceAction"]
         self.no_workspace_action = actions["noWorkspaceAction"]
+        self.theme_actions = {choice: actions[name] for choice, name in THEME_ACTIONS.items()}
+        self.theme_actions[self.appearance.choice].setChecked(True)
 
     def _connect(self) -> None:
         c = self.controller
@@ -233,6 +245,20 @@ class MainWindow(QMainWindow):
         self._closed = asyncio.get_running_loop().create_future()
         await self.start()
         await self._closed
+
+    # --- appearance ------------------------------------------------------------------------
+
+    def choose_theme(self, choice: str) -> None:
+        """View → Theme: use ``choice`` now and keep it for the next start."""
+        self.appearance.apply(choice)
+        self.theme_actions[self.appearance.choice].setChecked(True)
+        settings = self.services.settings
+        if settings.theme == self.appearance.choice:
+            return
+        try:
+            self.services.save_settings(dataclasses.replace(settings, theme=self.appearance.choice))
+        except SettingsSaveError as err:  # a full disk: the theme applies, not remembered
+            self.statusBar().showMessage(str(err), 15000)
 
     # --- conversations ---------------------------------------------------------------------
 

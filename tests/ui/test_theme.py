@@ -409,3 +409,19 @@ def test_a_theme_that_cannot_be_saved_still_applies_and_says_so(run: Any, tmp_pa
             await close_window(window)
 
     run(scenario())
+
+
+def test_applying_the_theme_in_use_again_changes_nothing(qapp: Any, qtbot: Any) -> None:
+    appearance = Appearance.of()
+    assert Appearance.of() is appearance  # one per application
+    with qtbot.waitSignal(appearance.tokensChanged) as changed:
+        appearance.apply("dark")
+    assert changed.args == [DARK]
+    in_use = QApplication.palette()
+    seen: list[object] = []
+    appearance.tokensChanged.connect(seen.append)
+    appearance.apply("dark")  # a second window opening on the same choice
+    assert QApplication.palette().isCopyOf(in_use)  # not set again: no re-render of every row
+    assert seen == []
+    appearance.apply("no-such-theme")  # treated as "system" (offscreen: light)
+    assert appearance.choice == "system" and seen == [LIGHT]

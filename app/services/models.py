@@ -76,7 +76,7 @@ class Models:
 
 
 def simulator_settings(settings: Settings, base_url: str) -> Settings:
-    """``settings`` switched to the simulator at ``base_url`` (prompt, folder, MCP kept)."""
+    """``settings`` switched to the simulator at ``base_url`` (prompt, folder, MCP, theme kept)."""
     return Settings(
         provider_kind="simulator",
         base_url=base_url,
@@ -84,6 +84,7 @@ def simulator_settings(settings: Settings, base_url: str) -> Settings:
         system_prompt=settings.system_prompt,
         workspace=settings.workspace,
         mcp_servers=settings.mcp_servers,
+        theme=settings.theme,
     )
 
 

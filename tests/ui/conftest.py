@@ -39,3 +39,14 @@ def run(qapp: Any) -> Iterator[Callable[..., Any]]:
     """``run(coro)``: drive a coroutine on a qasync loop; loop errors fail the test."""
     with qasync_runner(qapp) as runner:
         yield runner
+
+
+@pytest.fixture(autouse=True)
+def _app_palette_restored(qapp: Any) -> Iterator[None]:
+    """Every window applies its theme to the one shared QApplication: put the palette back."""
+    from PySide6.QtGui import QPalette
+    from PySide6.QtWidgets import QApplication
+
+    saved = QPalette(QApplication.palette())
+    yield
+    QApplication.setPalette(saved)

@@ -11,6 +11,7 @@ from typing import Any
 
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QStyleOptionViewItem
 
 from app import (
     AgentRunConfig,
@@ -27,7 +28,6 @@ from app import (
 from app.services import AppServices
 from app.settings import Settings
 from tests.ui.helpers import close_window, make_services, open_window, until
-from ui.transcript.delegate import OUTER_X, OUTER_Y, PAD
 from ui.transcript.model import ItemKind, Roles
 
 THOUGHT = "First **add** six and <b>seven</b>"
@@ -56,10 +56,10 @@ def toggle_point(window: Any, row: int) -> QPoint:
     item = window.transcript_model.item(row)
     render = view.delegate._renders[item.uid]
     assert render.reasoning is not None
-    rect = view.visualRect(index)
-    header = render.header.size().height() if render.header is not None else 0
-    top = rect.top() + (0 if item.joined else OUTER_Y) + PAD + header
-    return QPoint(rect.left() + OUTER_X + PAD + 4, int(top + 6))
+    option = QStyleOptionViewItem()
+    option.font, option.palette, option.rect = view.font(), view.palette(), view.visualRect(index)
+    origin = view.delegate.geometry(item, option).origins[render.docs().index(render.reasoning)]
+    return QPoint(int(origin.x()) + 4, int(origin.y()) + 6)
 
 
 async def _seed(tmp_path: Path) -> str:

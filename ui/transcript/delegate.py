@@ -15,7 +15,6 @@ from typing import Any, Protocol
 from PySide6.QtCore import (
     QEvent,
     QModelIndex,
-    QObject,
     QPersistentModelIndex,
     QPoint,
     QPointF,
@@ -33,7 +32,6 @@ from PySide6.QtGui import (
     QGuiApplication,
     QMouseEvent,
     QPainter,
-    QPainterPath,
     QPalette,
     QPen,
     QTextCharFormat,
@@ -48,12 +46,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..theme import SPACE, TYPE_SCALE, Tokens, tokens_for
+from ..theme import Tokens, tokens_for
+from .actions import ACTION_SCHEME, RowActions
 from .layout import (
-    ROW_ACTIONS,
-    RowAction,
     RowGeometry,
-    action_rects,
     content_width,
     doc_at,
     estimate_body,
@@ -63,21 +59,13 @@ from .layout import (
 from .markdown import COPY_SCHEME, is_safe_link
 from .model import ItemKind, Roles, TranscriptItem, TranscriptModel
 from .render import TOGGLE_SCHEME, MessageRender, RenderCache
-from .rows import copy_text
 
-__all__ = ["ACTION_SCHEME", "COPIED_MS", "SelectionSource", "TranscriptDelegate"]
+__all__ = ["SelectionSource", "TranscriptDelegate"]
 
 # While the view follows the end (how a conversation opens), these last rows are measured
 # exactly, so what first appears on screen is already laid out right.
 EXACT_TAIL = 12
 ESTIMATE_WIDTH_SLACK = 40
-#: A message's action runs as the anchor ``continuum-action:<name>`` (see ``ROW_ACTIONS``).
-ACTION_SCHEME = "continuum-action"
-#: How long a button says it is done ("✓ Copied").
-COPIED_MS = 1500
-BUTTON_PAD = 8
-ICON = 12
-XS = SPACE[0]
 
 
 def _visible_rect(painter: QPainter) -> QRectF | None:
@@ -91,33 +79,6 @@ def _visible_rect(painter: QPainter) -> QRectF | None:
     # Device pixels (not divided by the pixel ratio): a larger area only means more drawing.
     area = QRectF(0, 0, device.width(), device.height())
     return inverse.mapRect(area).adjusted(-1, -1, 1, 1)
-
-
-def _paint_icon(painter: QPainter, icon: str, box: QRectF, colour: QColor) -> None:
-    """A small line icon in ``box``: "copy" (two sheets) or "check"."""
-    painter.setPen(QPen(colour, 1.2))
-    painter.setBrush(Qt.BrushStyle.NoBrush)
-    w, h = box.width(), box.height()
-    if icon == "check":
-        path = QPainterPath(QPointF(box.left() + 0.1 * w, box.top() + 0.55 * h))
-        path.lineTo(box.left() + 0.4 * w, box.top() + 0.85 * h)
-        path.lineTo(box.left() + 0.9 * w, box.top() + 0.2 * h)
-        painter.drawPath(path)
-        return
-    # The sheet behind shows only where the front one does not cover it.
-    back = QPainterPath(QPointF(box.left() + 0.3 * w, box.top() + 0.3 * h))
-    back.lineTo(box.left() + 0.3 * w, box.top())
-    back.lineTo(box.right(), box.top())
-    back.lineTo(box.right(), box.top() + 0.7 * h)
-    back.lineTo(box.left() + 0.7 * w, box.top() + 0.7 * h)
-    painter.drawPath(back)
-    painter.drawRoundedRect(QRectF(box.left(), box.top() + 0.3 * h, 0.7 * w, 0.7 * h), 2, 2)
-
-
-def _small_font(font: QFont) -> QFont:
-    small = QFont(font)
-    small.setPointSizeF(max(small.pointSizeF() * TYPE_SCALE["small"], 6.0))
-    return small
 
 
 class SelectionSource(Protocol):
@@ -148,17 +109,8 @@ class TranscriptDelegate(QStyledItemDelegate):
         self._fix_timer.setInterval(0)
         self._fix_timer.timeout.connect(self._fix_sizes)
         self.selection: SelectionSource | None = None  # the view's text selection, if any
-        # The pointer (viewport coordinates): the row under it shows its action bar, the
-        # button under it is lit. (uid, row, action name or "") of what it is over.
-        self._hover: tuple[int, QPersistentModelIndex, str] | None = None
-        # The action that just ran, shown done for COPIED_MS: (uid, row, action name).
-        self._done: tuple[int, QPersistentModelIndex, str] | None = None
-        self._done_timer = QTimer(self)
-        self._done_timer.setSingleShot(True)
-        self._done_timer.setInterval(COPIED_MS)
-        self._done_timer.timeout.connect(self._done_over)
-        if isinstance(parent, QAbstractItemView):
-            parent.viewport().installEventFilter(self)
+        self.actions = RowActions(self)  # each message's action bar (Copy)
+        self.actions.messageCopied.connect(self.messageCopied)
 
     # --- rendering -------------------------------------------------------------------------
 
@@ -184,39 +136,6 @@ class TranscriptDelegate(QStyledItemDelegate):
         """Where ``item``'s parts are in the row ``option.rect`` (view coordinates)."""
         render = self.render_for(item, self.width_for(item, option), option)
         return row_geometry(item, render.docs(), option.rect)
-
-    def _face(self, item: TranscriptItem, action: RowAction) -> tuple[str, str]:
-        """The icon and words a button shows now (done for a moment after it ran)."""
-        done = self._done
-        if done is not None and done[0] == item.uid and done[2] == action.name and action.done:
-            return "check", action.done
-        return action.icon, action.label
-
-    def buttons(
-        self, item: TranscriptItem, geometry: RowGeometry, font: QFont
-    ) -> tuple[tuple[RowAction, QRectF, str, str], ...]:
-        """The row's action buttons: (action, rect, icon, words); none while it streams."""
-        if geometry.actions is None or item.streaming:
-            return ()
-        metrics = QFontMetricsF(_small_font(font))
-        faces = [self._face(item, action) for action in ROW_ACTIONS]
-        widths = [
-            metrics.horizontalAdvance(words) + ICON + XS + 2 * BUTTON_PAD for _icon, words in faces
-        ]
-        rects = action_rects(geometry, widths, outdent=BUTTON_PAD)
-        return tuple(
-            (action, rect, icon, words)
-            for action, rect, (icon, words) in zip(ROW_ACTIONS, rects, faces, strict=True)
-        )
-
-    def action_at(
-        self, item: TranscriptItem, option: QStyleOptionViewItem, pos: QPointF
-    ) -> str | None:
-        """The name of the action button under ``pos`` (view coordinates); ``None``: none."""
-        for action, rect, *_face in self.buttons(item, self.geometry(item, option), option.font):
-            if rect.contains(pos):
-                return action.name
-        return None
 
     def _item(self, index: QModelIndex | QPersistentModelIndex) -> TranscriptItem | None:
         item = index.data(Roles.ITEM)
@@ -371,50 +290,10 @@ class TranscriptDelegate(QStyledItemDelegate):
                 ctx.selections = [self._selection_format(doc, span, palette)]
             doc.documentLayout().draw(painter, ctx)
             painter.restore()
-        hovered = bool(option.state & QStyle.StateFlag.State_MouseOver) or (
-            self._hover is not None and self._hover[0] == item.uid
-        )
-        if hovered or focused or self._last_answer(index):
-            self._paint_actions(painter, item, geometry, option.font, tokens)
+        hovered = bool(option.state & QStyle.StateFlag.State_MouseOver)
+        if self.actions.shown(item, index, focused or hovered):
+            self.actions.paint(painter, item, geometry, option.font, tokens)
         painter.restore()
-
-    def _paint_actions(
-        self,
-        painter: QPainter,
-        item: TranscriptItem,
-        geometry: RowGeometry,
-        font: QFont,
-        tokens: Tokens,
-    ) -> None:
-        painter.setFont(_small_font(font))
-        lit = self._hover[2] if self._hover is not None and self._hover[0] == item.uid else ""
-        for action, rect, icon, words in self.buttons(item, geometry, font):
-            if action.name == lit:
-                painter.setPen(Qt.PenStyle.NoPen)
-                painter.setBrush(tokens.color("user_bubble"))
-                painter.drawRoundedRect(rect, 6, 6)
-            colour = tokens.color("text" if action.name == lit else "muted")
-            box = QRectF(rect.left() + BUTTON_PAD, rect.center().y() - ICON / 2, ICON, ICON)
-            _paint_icon(painter, icon, box, colour)
-            painter.setPen(colour)
-            text = rect.adjusted(BUTTON_PAD + ICON + XS, 0, -BUTTON_PAD, 0)
-            painter.drawText(
-                text, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, words
-            )
-
-    @staticmethod
-    def _last_answer(index: QModelIndex | QPersistentModelIndex) -> bool:
-        """Whether the row is the conversation's latest answer (its actions stay shown)."""
-        model = index.model()
-        if not isinstance(model, TranscriptModel):
-            return False
-        row, count = index.row(), model.rowCount()
-        if model.item(row).kind is not ItemKind.ASSISTANT:
-            return False
-        for later in range(row + 1, count):  # usually none, or the next turn at once
-            if model.item(later).kind in (ItemKind.USER, ItemKind.ASSISTANT, ItemKind.TOOL):
-                return False
-        return True
 
     @staticmethod
     def _selection_format(
@@ -443,58 +322,6 @@ class TranscriptDelegate(QStyledItemDelegate):
             return tokens.color("draft_bg"), tokens.color("draft_border")
         return None, None  # answers and notes sit on the surface
 
-    # --- pointer and clicks ----------------------------------------------------------------
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        """Follow the pointer over the view (which row shows its actions, which is lit)."""
-        kind = event.type()
-        if kind == QEvent.Type.MouseMove and isinstance(event, QMouseEvent):
-            self._track(event.position())
-        elif kind == QEvent.Type.Leave:
-            self._set_hover(None)
-        return False
-
-    def _view(self) -> QAbstractItemView | None:
-        view = self.parent()
-        return view if isinstance(view, QAbstractItemView) else None
-
-    def _track(self, pos: QPointF) -> None:
-        view = self._view()
-        if view is None:
-            return
-        index = view.indexAt(pos.toPoint())
-        item = self._item(index) if index.isValid() else None
-        if item is None:
-            self._set_hover(None)
-            return
-        option = QStyleOptionViewItem()
-        option.font = view.font()
-        option.palette = view.palette()
-        option.rect = view.visualRect(index)
-        name = self.action_at(item, option, pos) or ""
-        self._set_hover((item.uid, QPersistentModelIndex(index), name))
-
-    def _set_hover(self, hover: tuple[int, QPersistentModelIndex, str] | None) -> None:
-        old, self._hover = self._hover, hover
-        if old is not None and hover is not None and old[0::2] == hover[0::2]:
-            return
-        if old is None and hover is None:
-            return
-        for entry in (old, hover):
-            if entry is not None:
-                self._update_row(entry[1])
-
-    def _update_row(self, index: QPersistentModelIndex) -> None:
-        view = self._view()
-        model = index.model()
-        if view is not None and model is not None and index.isValid():
-            view.update(model.index(index.row(), index.column()))
-
-    def _done_over(self) -> None:
-        done, self._done = self._done, None
-        if done is not None:
-            self._update_row(done[1])
-
     def anchor_at(
         self, item: TranscriptItem, option: QStyleOptionViewItem, pos: QPoint
     ) -> tuple[str, int] | None:
@@ -506,9 +333,9 @@ class TranscriptDelegate(QStyledItemDelegate):
         docs = render.docs()
         geometry = row_geometry(item, docs, option.rect)
         point = QPointF(pos)
-        for action, rect, *_face in self.buttons(item, geometry, option.font):
-            if rect.contains(point):
-                return f"{ACTION_SCHEME}:{action.name}", -1
+        action = self.actions.at(item, geometry, option.font, point)
+        if action:
+            return f"{ACTION_SCHEME}:{action}", -1
         hit = doc_at(geometry, point.x(), point.y())
         if hit is None:
             return None
@@ -557,27 +384,9 @@ class TranscriptDelegate(QStyledItemDelegate):
                 model.setData(index, not item.expanded, Roles.EXPANDED)
             return True
         if anchor.startswith(f"{ACTION_SCHEME}:"):
-            self.run_action(item, index, anchor.split(":", 1)[1])
+            self.actions.run(item, index, anchor.split(":", 1)[1])
             return True
         if is_safe_link(anchor):
             self.linkActivated.emit(anchor)
             return True
         return True  # anything else is inert
-
-    def run_action(
-        self, item: TranscriptItem, index: QModelIndex | QPersistentModelIndex, name: str
-    ) -> None:
-        """Run the message action ``name`` on ``item`` (unknown names do nothing)."""
-        if name != "copy" or item.kind not in (ItemKind.USER, ItemKind.ASSISTANT):
-            return
-        # What "Copy message" copies: an answer's Markdown source (with its reasoning only
-        # while that is shown), the person's text as typed.
-        text = copy_text(item)
-        QGuiApplication.clipboard().setText(text)
-        self.messageCopied.emit(text)
-        old = self._done
-        self._done = (item.uid, QPersistentModelIndex(index), name)
-        if old is not None and old[0] != item.uid:
-            self._update_row(old[1])
-        self._update_row(self._done[1])
-        self._done_timer.start()

@@ -9,12 +9,18 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QEvent, QModelIndex, Qt, QUrl
-from PySide6.QtGui import QDesktopServices, QGuiApplication, QMouseEvent
-from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QStyleOptionViewItem, QWidget
+from PySide6.QtGui import QContextMenuEvent, QDesktopServices, QMouseEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QApplication,
+    QListView,
+    QStyleOptionViewItem,
+    QWidget,
+)
 
 from .delegate import TranscriptDelegate
 from .model import ItemKind, Roles
-from .rows import copy_text
+from .selection import TextSelection
 
 __all__ = ["TranscriptView"]
 
@@ -47,6 +53,8 @@ class TranscriptView(QListView):
         bar.rangeChanged.connect(self._range_changed)
         bar.valueChanged.connect(self._value_changed)
         self.opened_links: list[str] = []  # what was handed to the browser (tests read it)
+        self.selection = TextSelection(self)  # text selected with the mouse or keys
+        self.delegate.selection = self.selection
 
     @property
     def following(self) -> bool:
@@ -97,19 +105,70 @@ class TranscriptView(QListView):
             self.delegate.forget()
         super().changeEvent(event)
 
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        selection = self.selection
+        pos = event.position().toPoint()
+        if event.button() != Qt.MouseButton.LeftButton:
+            super().mousePressEvent(event)  # a right-click keeps the selection (its menu)
+            return
+        selection.swallow_release = False
+        if selection.tripled(pos):
+            selection.swallow_release = True  # the paragraph is selected: no click
+            return
+        point = selection.point_at(pos)
+        if event.modifiers() & Qt.KeyboardModifier.ShiftModifier and point is not None:
+            selection.extend(point)  # from the anchor (or here) to here
+            selection.swallow_release = True
+            selection.press, selection.dragging = pos, True
+            return
+        selection.set(point, point)  # a caret: clears what was selected
+        selection.press, selection.dragging = pos, False
+        super().mousePressEvent(event)  # the row becomes current (and the base sees a click)
+
     def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        selection = self.selection
+        pos = event.position().toPoint()
+        if selection.press is not None and event.buttons() & Qt.MouseButton.LeftButton:
+            # A drag selects text; the base class never sees it (no row drag-selection).
+            if not selection.dragging:
+                moved = (pos - selection.press).manhattanLength()
+                selection.dragging = moved >= QApplication.startDragDistance()
+            if selection.dragging:
+                selection.drag_to(pos)
+                self.viewport().setCursor(Qt.CursorShape.IBeamCursor)
+                return
+            return
         super().mouseMoveEvent(event)
-        index = self.indexAt(event.position().toPoint())
+        index = self.indexAt(pos)
         pointing = False
         if index.isValid():
             item = index.data(Roles.ITEM)
             option = self._option(index)
-            pointing = bool(
-                item and self.delegate.anchor_at(item, option, event.position().toPoint())
-            )
+            pointing = bool(item and self.delegate.anchor_at(item, option, pos))
         self.viewport().setCursor(
             Qt.CursorShape.PointingHandCursor if pointing else Qt.CursorShape.ArrowCursor
         )
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        selection = self.selection
+        if event.button() == Qt.MouseButton.LeftButton and (
+            selection.dragging or selection.swallow_release
+        ):
+            # A drag (or shift/triple click) selected text: no anchor, no click.
+            selection.end_drag()
+            selection.swallow_release = False
+            self.setState(QAbstractItemView.State.NoState)
+            self.viewport().setCursor(Qt.CursorShape.ArrowCursor)
+            return
+        selection.end_drag()
+        super().mouseReleaseEvent(event)  # a click: the delegate follows an anchor
+
+    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
+        if event.button() == Qt.MouseButton.LeftButton:
+            self.selection.doubled(event.position().toPoint())
+            self.selection.swallow_release = True
+            return
+        super().mouseDoubleClickEvent(event)
 
     def _option(self, index: QModelIndex) -> QStyleOptionViewItem:
         option = QStyleOptionViewItem()
@@ -142,6 +201,11 @@ class TranscriptView(QListView):
 
     def keyPressEvent(self, event: Any) -> None:
         index = self.currentIndex()
+        if self.selection.key(event):  # Ctrl+C/A, Escape, Shift+arrows: the text selection
+            return
+        if event.key() == Qt.Key.Key_F10 and event.modifiers() == Qt.KeyboardModifier.ShiftModifier:
+            self.selection.menu_for_current()
+            return
         keys = (Qt.Key.Key_Space, Qt.Key.Key_Return, Qt.Key.Key_Enter)
         if event.key() in keys and index.isValid():
             # A tool card opens/closes; so does an answer's reasoning (setData refuses others).
@@ -151,19 +215,16 @@ class TranscriptView(QListView):
                 or (item is not None and item.has_reasoning)
             ) and self.model().setData(index, not index.data(Roles.EXPANDED), Roles.EXPANDED):
                 return
-        super().keyPressEvent(event)
+        super().keyPressEvent(event)  # Ctrl+C without a selection: the current row's text
 
     def contextMenuEvent(self, event: Any) -> None:
-        index = self.indexAt(event.pos())
-        if not index.isValid():
+        if event.reason() == QContextMenuEvent.Reason.Keyboard:
+            self.selection.menu_for_current()  # the Menu key: on the current row
             return
-        item = index.data(Roles.ITEM)
-        menu = QMenu(self)
-        copy = menu.addAction("Copy message")
-        chosen = menu.exec(event.globalPos())
-        if chosen is copy and item is not None:
-            # An answer's reasoning is copied only while it is shown (see rows.copy_text).
-            QGuiApplication.clipboard().setText(copy_text(item))
+        menu = self.selection.context_menu(event.pos())
+        if menu is not None:
+            menu.exec(event.globalPos())
+            menu.deleteLater()
 
     def _open_link(self, url: str) -> None:
         self.opened_links.append(url)

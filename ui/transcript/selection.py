@@ -1,0 +1,551 @@
+"""Text selection across the transcript's rows: where it starts and ends, and what it holds.
+
+A selection runs from an *anchor* to a *focus*, each a :class:`Point` (row uid, document
+number in ``render.docs()`` order, character position). Like a browser, what is highlighted is
+what is copied: a drag over a row's header ("Assistant") takes that line too; documents of a
+row are joined by a newline, rows by a blank line. Positions are clamped when a document
+shrinks (a streaming tail re-rendered); a row that leaves the model (a conversation switch)
+ends the selection. The pure parts (:func:`row_spans`, :func:`plain`, :func:`join_rows`) decide
+what is selected; :class:`TextSelection` maps view points to positions and repaints only the
+rows whose highlight changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QElapsedTimer, QObject, QPoint, QPointF, Qt, QTimer
+from PySide6.QtGui import QGuiApplication, QKeyEvent, QKeySequence, QTextCursor, QTextDocument
+from PySide6.QtWidgets import QMenu
+
+from .layout import doc_at
+from .model import Roles, TranscriptItem, TranscriptModel
+from .rows import copy_text
+
+if TYPE_CHECKING:
+    from .view import TranscriptView
+
+__all__ = ["WHOLE", "Point", "TextSelection", "join_rows", "plain", "row_spans"]
+
+#: A document selected from its start to its end (the painter clamps the end).
+END = 1 << 30
+WHOLE = (0, END)
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    """A place in the transcript's text: row ``uid``, document ``doc``, character ``pos``."""
+
+    uid: int
+    doc: int
+    pos: int
+
+
+def row_spans(
+    row: int, start: tuple[int, int, int], end: tuple[int, int, int], docs: int
+) -> dict[int, tuple[int, int]]:
+    """What row ``row`` (with ``docs`` documents) has selected between ordered ``start`` and
+    ``end`` ((row, doc, pos) each): document number -> (start, end); empty when none."""
+    if not start[0] <= row <= end[0] or docs <= 0:
+        return {}
+    # A document number past the row's documents (one went away while streaming): its end.
+    first = (start[1], start[2]) if row == start[0] else (0, 0)
+    last = (end[1], end[2]) if row == end[0] else (docs - 1, END)
+    if first[0] >= docs:
+        return {}
+    if last[0] >= docs:
+        last = (docs - 1, END)
+    spans: dict[int, tuple[int, int]] = {}
+    for number in range(first[0], last[0] + 1):
+        low = first[1] if number == first[0] else 0
+        high = last[1] if number == last[0] else END
+        if high > low:
+            spans[number] = (low, high)
+    return spans
+
+
+def plain(text: str) -> str:
+    """A ``QTextCursor.selectedText()`` as plain text: paragraph/line separators become
+    newlines, and spaces at a line's end (a paragraph's HTML newline) go, as in a browser."""
+    text = text.replace("\u2029", "\n").replace("\u2028", "\n").replace("\ufffc", "")
+    return "\n".join(line.rstrip(" ") for line in text.split("\n"))
+
+
+def join_rows(rows: Iterable[Sequence[str]]) -> str:
+    """Rows' document texts: documents joined by a newline, rows by a blank line; empty parts
+    (a document or row with nothing selected) leave no gap."""
+    texts = ["\n".join(part for part in docs if part) for docs in rows]
+    return "\n\n".join(text for text in texts if text)
+
+
+def _end(doc: QTextDocument) -> int:
+    """The position after a document's last character."""
+    return max(doc.characterCount() - 1, 0)
+
+
+def _x(found: Any) -> float:
+    """``QTextLine.cursorToX``'s x (PySide answers a tuple (x, position), typed ``object``)."""
+    return float(found[0] if isinstance(found, tuple) else found)
+
+
+def doc_text(doc: QTextDocument, low: int, high: int) -> str:
+    last = max(doc.characterCount() - 1, 0)
+    cursor = QTextCursor(doc)
+    cursor.setPosition(min(max(low, 0), last))
+    cursor.setPosition(min(max(high, 0), last), QTextCursor.MoveMode.KeepAnchor)
+    return plain(cursor.selectedText())
+
+
+class TextSelection(QObject):
+    """The transcript's text selection (the delegate paints :meth:`ranges`)."""
+
+    def __init__(self, view: TranscriptView) -> None:
+        super().__init__(view)
+        self._view = view
+        self.anchor: Point | None = None
+        self.focus: Point | None = None
+        self._rows: dict[int, int] = {}  # uid -> row, rebuilt when the rows change
+        self._rows_of: Any = None  # the model the map was built from
+        self._watched: Any = None
+        # The pointer: where the left button went down, whether it is dragging, and the last
+        # double-click (a third press soon after, near it, selects the paragraph).
+        self.press: QPoint | None = None
+        self.dragging = False
+        self.swallow_release = False
+        self._double_at: QPoint | None = None
+        self._double_clock = QElapsedTimer()
+        self._pointer = QPoint()
+        self.scroll_timer = QTimer(self)
+        self.scroll_timer.setInterval(30)
+        self.scroll_timer.timeout.connect(self._autoscroll)
+
+    # --- rows and documents ----------------------------------------------------------------
+
+    def _watch(self) -> Any:
+        model = self._view.model()
+        if model is not self._watched:
+            if self._watched is not None:
+                self._watched.modelReset.disconnect(self.clear)
+                self._watched.rowsRemoved.disconnect(self._rows_changed)
+                self._watched.rowsInserted.disconnect(self._rows_changed)
+            self._watched = model
+            self._rows_of = None
+            if model is not None:
+                model.modelReset.connect(self.clear)
+                model.rowsRemoved.connect(self._rows_changed)
+                model.rowsInserted.connect(self._rows_changed)
+        return model
+
+    def _rows_changed(self, *_args: Any) -> None:
+        self._rows_of = None
+        if self.anchor is not None and self.row_of(self.anchor.uid) < 0:
+            self.clear()
+        elif self.focus is not None and self.row_of(self.focus.uid) < 0:
+            self.clear()
+
+    def row_of(self, uid: int) -> int:
+        """The row showing ``uid`` (-1: none)."""
+        model = self._watch()
+        if model is None:
+            return -1
+        if self._rows_of is not model:
+            if isinstance(model, TranscriptModel):
+                items = model.items()
+            else:
+                items = [model.index(r, 0).data(Roles.ITEM) for r in range(model.rowCount())]
+            self._rows = {item.uid: row for row, item in enumerate(items) if item is not None}
+            self._rows_of = model
+        return self._rows.get(uid, -1)
+
+    def item(self, row: int) -> TranscriptItem | None:
+        model = self._view.model()
+        if model is None or not 0 <= row < model.rowCount():
+            return None
+        found = model.index(row, 0).data(Roles.ITEM)
+        return found if isinstance(found, TranscriptItem) else None
+
+    def docs(self, row: int) -> list[QTextDocument]:
+        """Row ``row``'s documents as painted (render.docs() order)."""
+        item = self.item(row)
+        if item is None:
+            return []
+        view = self._view
+        option = view._option(view.model().index(row, 0))
+        delegate = view.delegate
+        return delegate.render_for(item, delegate.width_for(item, option), option).docs()
+
+    def point_at(self, pos: QPoint) -> Point | None:
+        """The text position nearest view point ``pos``: above a row's documents its start,
+        below them (action bar, padding) its end; past the last row the transcript's end."""
+        view = self._view
+        model = self._watch()
+        if model is None or model.rowCount() == 0:
+            return None
+        index = view.indexAt(pos)
+        if not index.isValid():
+            first = view.visualRect(model.index(0, 0))
+            row = 0 if pos.y() < first.top() else model.rowCount() - 1
+            index = model.index(row, 0)
+            pos = QPoint(pos.x(), first.top() - 1 if row == 0 else 1 << 28)
+        item = index.data(Roles.ITEM)
+        if not isinstance(item, TranscriptItem):
+            return None
+        option = view._option(index)
+        docs = self.docs(index.row())
+        if not docs:
+            return Point(item.uid, 0, 0)
+        geometry = view.delegate.geometry(item, option)
+        hit = doc_at(geometry, pos.x(), pos.y())
+        if hit is None:
+            if pos.y() < geometry.origins[0].y():
+                return Point(item.uid, 0, 0)
+            return Point(item.uid, len(docs) - 1, max(docs[-1].characterCount() - 1, 0))
+        number, local = hit
+        spot = docs[number].documentLayout().hitTest(local, Qt.HitTestAccuracy.FuzzyHit)
+        return Point(item.uid, number, max(spot, 0))
+
+    # --- the selection ---------------------------------------------------------------------
+
+    def _key(self, point: Point) -> tuple[int, int, int]:
+        return (self.row_of(point.uid), point.doc, point.pos)
+
+    def ordered(self) -> tuple[tuple[int, int, int], tuple[int, int, int]] | None:
+        """(row, doc, pos) of the selection's start and end; ``None``: nothing selected."""
+        if self.anchor is None or self.focus is None:
+            return None
+        a, b = self._key(self.anchor), self._key(self.focus)
+        if a[0] < 0 or b[0] < 0:
+            return None
+        return (a, b) if a <= b else (b, a)
+
+    def has_selection(self) -> bool:
+        bounds = self.ordered()
+        return bounds is not None and bounds[0] != bounds[1]
+
+    def ranges(self, uid: int) -> dict[int, tuple[int, int]]:
+        bounds = self.ordered()
+        if bounds is None or bounds[0] == bounds[1]:
+            return {}
+        row = self.row_of(uid)
+        if not bounds[0][0] <= row <= bounds[1][0]:
+            return {}
+        return row_spans(row, bounds[0], bounds[1], len(self.docs(row)))
+
+    def set(self, anchor: Point | None, focus: Point | None) -> None:
+        """Select from ``anchor`` to ``focus``, repainting only rows whose highlight changed."""
+        before = self.ordered()
+        same_anchor = anchor == self.anchor and before is not None
+        old_focus = self.focus
+        self.anchor, self.focus = anchor, focus
+        after = self.ordered()
+        if same_anchor and old_focus is not None and focus is not None:
+            rows = sorted((self.row_of(old_focus.uid), self.row_of(focus.uid)))
+            spans = [(rows[0], rows[1])]
+        else:
+            spans = [(b[0][0], b[1][0]) for b in (before, after) if b is not None]
+        self._repaint(spans)
+
+    def clear(self) -> None:
+        self.set(None, None)
+
+    def extend(self, focus: Point) -> None:
+        self.set(self.anchor if self.anchor is not None else focus, focus)
+
+    def _repaint(self, spans: list[tuple[int, int]]) -> None:
+        view = self._view
+        model = view.model()
+        if model is None or not spans:
+            return
+        area = view.viewport().rect()
+        top = view.indexAt(area.topLeft())
+        bottom = view.indexAt(QPoint(0, area.bottom()))
+        first = top.row() if top.isValid() else 0
+        last = bottom.row() if bottom.isValid() else model.rowCount() - 1
+        for low, high in spans:
+            for row in range(max(low, first), min(high, last) + 1):
+                view.viewport().update(view.visualRect(model.index(row, 0)))
+
+    # --- units: word, block, message -------------------------------------------------------
+
+    def _unit(self, point: Point, unit: str) -> tuple[Point, Point] | None:
+        row = self.row_of(point.uid)
+        docs = self.docs(row)
+        if not 0 <= point.doc < len(docs):
+            return None
+        doc = docs[point.doc]
+        cursor = QTextCursor(doc)
+        cursor.setPosition(min(point.pos, max(doc.characterCount() - 1, 0)))
+        if unit == "word":
+            cursor.select(QTextCursor.SelectionType.WordUnderCursor)
+        else:
+            cursor.movePosition(QTextCursor.MoveOperation.StartOfBlock)
+            cursor.movePosition(
+                QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor
+            )
+        low, high = cursor.selectionStart(), cursor.selectionEnd()
+        return Point(point.uid, point.doc, low), Point(point.uid, point.doc, high)
+
+    def select_word(self, point: Point) -> None:
+        found = self._unit(point, "word")
+        if found is not None:
+            self.set(*found)
+
+    def select_block(self, point: Point) -> None:
+        found = self._unit(point, "block")
+        if found is not None:
+            self.set(*found)
+
+    def select_row(self, row: int) -> None:
+        """Select all the text of one message (Ctrl+A, "Select all in message")."""
+        item, docs = self.item(row), self.docs(row)
+        if item is None or not docs:
+            return
+        end = max(docs[-1].characterCount() - 1, 0)
+        self.set(Point(item.uid, 0, 0), Point(item.uid, len(docs) - 1, end))
+
+    # --- the keyboard ----------------------------------------------------------------------
+
+    def moved(self, point: Point, op: QTextCursor.MoveOperation) -> Point:
+        """``point`` moved by ``op`` (a character, word, line…), into the next/previous
+        document or row at a document's edge."""
+        row = self.row_of(point.uid)
+        docs = self.docs(row)
+        if not docs:
+            return point
+        number = min(max(point.doc, 0), len(docs) - 1)
+        doc = docs[number]
+        cursor = QTextCursor(doc)
+        cursor.setPosition(min(point.pos, max(doc.characterCount() - 1, 0)))
+        before = cursor.position()
+        moved = cursor.movePosition(op)
+        if moved and cursor.position() != before or op in _IN_LINE:
+            return Point(point.uid, number, cursor.position())
+        forward = op in _FORWARD
+        if forward and number + 1 < len(docs):
+            target: tuple[int, QTextDocument] = (point.uid, docs[number + 1])
+            found = Point(point.uid, number + 1, 0)
+        elif not forward and number > 0:
+            target = (point.uid, docs[number - 1])
+            found = Point(point.uid, number - 1, _end(docs[number - 1]))
+        else:
+            item, other = (
+                self.item(row + (1 if forward else -1)),
+                self.docs(row + (1 if forward else -1)),
+            )
+            if item is None or not other:
+                return Point(point.uid, number, cursor.position())
+            target = (item.uid, other[0] if forward else other[-1])
+            found = (
+                Point(item.uid, 0, 0)
+                if forward
+                else Point(item.uid, len(other) - 1, _end(other[-1]))
+            )
+        if op in (QTextCursor.MoveOperation.Up, QTextCursor.MoveOperation.Down):
+            # A line up/down keeps the caret's x, on the nearest line of the next document.
+            block = doc.findBlock(before)
+            line = block.layout().lineForTextPosition(before - block.position())
+            x = _x(line.cursorToX(before - block.position())) if line.isValid() else 0.0
+            y = 1.0 if forward else max(target[1].size().height() - 1.0, 0.0)
+            spot = target[1].documentLayout().hitTest(QPointF(x, y), Qt.HitTestAccuracy.FuzzyHit)
+            return Point(found.uid, found.doc, max(spot, 0))
+        return found
+
+    # --- what is copied --------------------------------------------------------------------
+
+    def selected_text(self) -> str:
+        """The selected text as plain text (what is highlighted; see the module's note)."""
+        bounds = self.ordered()
+        if bounds is None or bounds[0] == bounds[1]:
+            return ""
+        rows: list[list[str]] = []
+        for row in range(bounds[0][0], bounds[1][0] + 1):
+            docs = self.docs(row)
+            spans = row_spans(row, bounds[0], bounds[1], len(docs))
+            rows.append([doc_text(docs[n], *spans[n]) for n in sorted(spans)])
+        return join_rows(rows)
+
+    def touched_rows(self) -> list[int]:
+        bounds = self.ordered()
+        if bounds is None or bounds[0] == bounds[1]:
+            return []
+        return [r for r in range(bounds[0][0], bounds[1][0] + 1) if self.ranges_row(r)]
+
+    def ranges_row(self, row: int) -> dict[int, tuple[int, int]]:
+        item = self.item(row)
+        return self.ranges(item.uid) if item is not None else {}
+
+    def markdown(self) -> str:
+        """The Markdown source of every message the selection touches (whole messages: a
+        painted range cannot be mapped back to its Markdown exactly)."""
+        items = [self.item(row) for row in self.touched_rows()]
+        return "\n\n".join(copy_text(item) for item in items if item is not None)
+
+    # --- the pointer, keys and menu (the view's event handlers call these) -----------------
+
+    def drag_to(self, pos: QPoint) -> None:
+        """The pointer is at ``pos`` with the button held: extend, scroll near an edge."""
+        self._pointer = QPoint(pos)
+        point = self.point_at(pos)
+        if point is not None:
+            self.extend(point)
+        height = self._view.viewport().height()
+        if pos.y() < SCROLL_EDGE or pos.y() > height - SCROLL_EDGE:
+            if not self.scroll_timer.isActive():
+                self.scroll_timer.start()
+        else:
+            self.scroll_timer.stop()
+
+    def _autoscroll(self) -> None:
+        if not self.dragging:
+            self.scroll_timer.stop()
+            return
+        y, height = self._pointer.y(), self._view.viewport().height()
+        beyond = y - SCROLL_EDGE if y < SCROLL_EDGE else y - (height - SCROLL_EDGE)
+        bar = self._view.verticalScrollBar()
+        bar.setValue(bar.value() + max(-60, min(60, beyond)))  # faster the further out
+        point = self.point_at(self._pointer)
+        if point is not None:
+            self.extend(point)
+
+    def end_drag(self) -> None:
+        self.press = None
+        self.dragging = False
+        self.scroll_timer.stop()
+
+    def doubled(self, pos: QPoint) -> None:
+        """A double-click at ``pos``: select the word; remember it for a triple-click."""
+        point = self.point_at(pos)
+        if point is not None:
+            self.select_word(point)
+        self._double_at = QPoint(pos)
+        self._double_clock.start()
+
+    def tripled(self, pos: QPoint) -> bool:
+        """Whether a press at ``pos`` is a triple-click (then the paragraph is selected)."""
+        at, self._double_at = self._double_at, None
+        if at is None or not self._double_clock.isValid():
+            return False
+        if self._double_clock.elapsed() > QGuiApplication.styleHints().mouseDoubleClickInterval():
+            return False
+        if (pos - at).manhattanLength() > QGuiApplication.styleHints().startDragDistance():
+            return False
+        point = self.point_at(pos)
+        if point is not None:
+            self.select_block(point)
+        return True
+
+    def caret(self) -> Point | None:
+        """Where the keyboard extends from: the focus (the last click), else the start of the
+        current message."""
+        if self.focus is not None and self.row_of(self.focus.uid) >= 0:
+            return self.focus
+        item = self.item(self._view.currentIndex().row())
+        return Point(item.uid, 0, 0) if item is not None else None
+
+    def key(self, event: QKeyEvent) -> bool:
+        """Handle a selection key (Ctrl+C with a selection, Ctrl+A, Escape, Shift+moves)."""
+        if event.matches(QKeySequence.StandardKey.Copy):
+            return self.copy()
+        if event.matches(QKeySequence.StandardKey.SelectAll):
+            self.select_row(self._view.currentIndex().row())
+            return True
+        if event.key() == Qt.Key.Key_Escape and self.has_selection():
+            self.clear()
+            return True
+        op = key_move(event.key(), event.modifiers())
+        if op is None:
+            return False
+        caret = self.caret()
+        if caret is None:
+            return False
+        anchor = self.anchor if self.anchor is not None and self.focus == caret else caret
+        self.set(anchor, self.moved(caret, op))
+        return True
+
+    def copy(self) -> bool:
+        """Put the selected text on the clipboard; ``False``: nothing is selected."""
+        text = self.selected_text()
+        if not text:
+            return False
+        QGuiApplication.clipboard().setText(text)
+        return True
+
+    def context_menu(self, pos: QPoint) -> QMenu | None:
+        """The menu for a right-click at ``pos`` (view coordinates); ``None``: not on a row."""
+        view = self._view
+        index = view.indexAt(pos)
+        item = index.data(Roles.ITEM) if index.isValid() else None
+        if not isinstance(item, TranscriptItem):
+            return None
+        menu = QMenu(view)
+        copy = menu.addAction("Copy")
+        copy.setObjectName("copySelection")
+        copy.setShortcut(QKeySequence(QKeySequence.StandardKey.Copy))
+        copy.setEnabled(self.has_selection())
+        copy.triggered.connect(self.copy)
+        touched = len(self.touched_rows())
+        words = (
+            "Copy message as Markdown" if touched <= 1 else f"Copy {touched} messages as Markdown"
+        )
+        markdown = menu.addAction(words)
+        markdown.setObjectName("copyMarkdown")
+        markdown.setEnabled(touched > 0)
+        markdown.triggered.connect(lambda: QGuiApplication.clipboard().setText(self.markdown()))
+        menu.addSeparator()
+        # What "Copy message" always copied: this row's text (an answer's Markdown source).
+        whole = menu.addAction("Copy message")
+        whole.setObjectName("copyMessage")
+        whole.triggered.connect(lambda: QGuiApplication.clipboard().setText(copy_text(item)))
+        select = menu.addAction("Select all in message")
+        select.setObjectName("selectMessage")
+        select.setShortcut(QKeySequence(QKeySequence.StandardKey.SelectAll))
+        row = index.row()
+        select.triggered.connect(lambda: self.select_row(row))
+        return menu
+
+    def menu_for_current(self) -> None:
+        """The context menu on the current row (the Menu key, Shift+F10)."""
+        view = self._view
+        rect = view.visualRect(view.currentIndex())
+        if rect.isValid():
+            spot = QPoint(rect.center().x(), max(rect.top(), 0) + 8)
+            menu = self.context_menu(spot)
+            if menu is not None:
+                menu.exec(view.viewport().mapToGlobal(spot))
+                menu.deleteLater()
+
+
+_FORWARD = {
+    QTextCursor.MoveOperation.Right,
+    QTextCursor.MoveOperation.NextWord,
+    QTextCursor.MoveOperation.WordRight,
+    QTextCursor.MoveOperation.Down,
+    QTextCursor.MoveOperation.EndOfLine,
+}
+# Line start/end stay in their line even when already there.
+_IN_LINE = {QTextCursor.MoveOperation.StartOfLine, QTextCursor.MoveOperation.EndOfLine}
+
+
+#: How near the viewport's top/bottom edge (px) a drag starts scrolling.
+SCROLL_EDGE = 24
+
+_KEYS = {
+    (Qt.Key.Key_Left, False): QTextCursor.MoveOperation.Left,
+    (Qt.Key.Key_Right, False): QTextCursor.MoveOperation.Right,
+    (Qt.Key.Key_Left, True): QTextCursor.MoveOperation.PreviousWord,
+    (Qt.Key.Key_Right, True): QTextCursor.MoveOperation.NextWord,
+    (Qt.Key.Key_Up, False): QTextCursor.MoveOperation.Up,
+    (Qt.Key.Key_Down, False): QTextCursor.MoveOperation.Down,
+    (Qt.Key.Key_Home, False): QTextCursor.MoveOperation.StartOfLine,
+    (Qt.Key.Key_End, False): QTextCursor.MoveOperation.EndOfLine,
+}
+
+
+def key_move(key: int, modifiers: Qt.KeyboardModifier) -> QTextCursor.MoveOperation | None:
+    """The move a Shift(+Ctrl)+arrow/Home/End key makes (``None``: not a selection key)."""
+    if not modifiers & Qt.KeyboardModifier.ShiftModifier:
+        return None
+    ctrl = bool(modifiers & Qt.KeyboardModifier.ControlModifier)
+    return _KEYS.get((Qt.Key(key), ctrl))

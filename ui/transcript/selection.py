@@ -7,7 +7,7 @@ row are joined by a newline, rows by a blank line. Positions are clamped when a 
 shrinks (a streaming tail re-rendered); a row that leaves the model (a conversation switch)
 ends the selection. The pure parts (:func:`row_spans`, :func:`plain`, :func:`join_rows`) decide
 what is selected; :class:`TextSelection` maps view points to positions and repaints only the
-rows whose highlight changed.
+rows whose highlight changed. The mouse, keys and menu are :mod:`.selection_input`'s.
 """
 
 from __future__ import annotations
@@ -16,9 +16,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QElapsedTimer, QObject, QPoint, QPointF, Qt, QTimer
-from PySide6.QtGui import QGuiApplication, QKeyEvent, QKeySequence, QTextCursor, QTextDocument
-from PySide6.QtWidgets import QMenu
+from PySide6.QtCore import QObject, QPoint, Qt
+from PySide6.QtGui import QGuiApplication, QTextCursor, QTextDocument, QTextLine
 
 from .layout import doc_at
 from .model import Roles, TranscriptItem, TranscriptModel
@@ -27,7 +26,17 @@ from .rows import copy_text
 if TYPE_CHECKING:
     from .view import TranscriptView
 
-__all__ = ["WHOLE", "Point", "TextSelection", "join_rows", "plain", "row_spans"]
+__all__ = [
+    "END",
+    "WHOLE",
+    "Point",
+    "TextSelection",
+    "doc_end",
+    "join_rows",
+    "line_x",
+    "plain",
+    "row_spans",
+]
 
 #: A document selected from its start to its end (the painter clamps the end).
 END = 1 << 30
@@ -80,18 +89,20 @@ def join_rows(rows: Iterable[Sequence[str]]) -> str:
     return "\n\n".join(text for text in texts if text)
 
 
-def _end(doc: QTextDocument) -> int:
+def doc_end(doc: QTextDocument) -> int:
     """The position after a document's last character."""
     return max(doc.characterCount() - 1, 0)
 
 
-def _x(found: Any) -> float:
-    """``QTextLine.cursorToX``'s x (PySide answers a tuple (x, position), typed ``object``)."""
+def line_x(line: QTextLine, pos: int) -> float:
+    """The x of position ``pos`` (in its block) on ``line`` (PySide's ``cursorToX`` answers
+    a tuple (x, position), typed ``object``)."""
+    found: Any = line.cursorToX(pos)
     return float(found[0] if isinstance(found, tuple) else found)
 
 
 def doc_text(doc: QTextDocument, low: int, high: int) -> str:
-    last = max(doc.characterCount() - 1, 0)
+    last = doc_end(doc)
     cursor = QTextCursor(doc)
     cursor.setPosition(min(max(low, 0), last))
     cursor.setPosition(min(max(high, 0), last), QTextCursor.MoveMode.KeepAnchor)
@@ -109,17 +120,6 @@ class TextSelection(QObject):
         self._rows: dict[int, int] = {}  # uid -> row, rebuilt when the rows change
         self._rows_of: Any = None  # the model the map was built from
         self._watched: Any = None
-        # The pointer: where the left button went down, whether it is dragging, and the last
-        # double-click (a third press soon after, near it, selects the paragraph).
-        self.press: QPoint | None = None
-        self.dragging = False
-        self.swallow_release = False
-        self._double_at: QPoint | None = None
-        self._double_clock = QElapsedTimer()
-        self._pointer = QPoint()
-        self.scroll_timer = QTimer(self)
-        self.scroll_timer.setInterval(30)
-        self.scroll_timer.timeout.connect(self._autoscroll)
 
     # --- rows and documents ----------------------------------------------------------------
 
@@ -201,7 +201,7 @@ class TextSelection(QObject):
         if hit is None:
             if pos.y() < geometry.origins[0].y():
                 return Point(item.uid, 0, 0)
-            return Point(item.uid, len(docs) - 1, max(docs[-1].characterCount() - 1, 0))
+            return Point(item.uid, len(docs) - 1, doc_end(docs[-1]))
         number, local = hit
         spot = docs[number].documentLayout().hitTest(local, Qt.HitTestAccuracy.FuzzyHit)
         return Point(item.uid, number, max(spot, 0))
@@ -276,7 +276,7 @@ class TextSelection(QObject):
             return None
         doc = docs[point.doc]
         cursor = QTextCursor(doc)
-        cursor.setPosition(min(point.pos, max(doc.characterCount() - 1, 0)))
+        cursor.setPosition(min(point.pos, doc_end(doc)))
         if unit == "word":
             cursor.select(QTextCursor.SelectionType.WordUnderCursor)
         else:
@@ -302,55 +302,8 @@ class TextSelection(QObject):
         item, docs = self.item(row), self.docs(row)
         if item is None or not docs:
             return
-        end = max(docs[-1].characterCount() - 1, 0)
+        end = doc_end(docs[-1])
         self.set(Point(item.uid, 0, 0), Point(item.uid, len(docs) - 1, end))
-
-    # --- the keyboard ----------------------------------------------------------------------
-
-    def moved(self, point: Point, op: QTextCursor.MoveOperation) -> Point:
-        """``point`` moved by ``op`` (a character, word, line…), into the next/previous
-        document or row at a document's edge."""
-        row = self.row_of(point.uid)
-        docs = self.docs(row)
-        if not docs:
-            return point
-        number = min(max(point.doc, 0), len(docs) - 1)
-        doc = docs[number]
-        cursor = QTextCursor(doc)
-        cursor.setPosition(min(point.pos, max(doc.characterCount() - 1, 0)))
-        before = cursor.position()
-        moved = cursor.movePosition(op)
-        if moved and cursor.position() != before or op in _IN_LINE:
-            return Point(point.uid, number, cursor.position())
-        forward = op in _FORWARD
-        if forward and number + 1 < len(docs):
-            target: tuple[int, QTextDocument] = (point.uid, docs[number + 1])
-            found = Point(point.uid, number + 1, 0)
-        elif not forward and number > 0:
-            target = (point.uid, docs[number - 1])
-            found = Point(point.uid, number - 1, _end(docs[number - 1]))
-        else:
-            item, other = (
-                self.item(row + (1 if forward else -1)),
-                self.docs(row + (1 if forward else -1)),
-            )
-            if item is None or not other:
-                return Point(point.uid, number, cursor.position())
-            target = (item.uid, other[0] if forward else other[-1])
-            found = (
-                Point(item.uid, 0, 0)
-                if forward
-                else Point(item.uid, len(other) - 1, _end(other[-1]))
-            )
-        if op in (QTextCursor.MoveOperation.Up, QTextCursor.MoveOperation.Down):
-            # A line up/down keeps the caret's x, on the nearest line of the next document.
-            block = doc.findBlock(before)
-            line = block.layout().lineForTextPosition(before - block.position())
-            x = _x(line.cursorToX(before - block.position())) if line.isValid() else 0.0
-            y = 1.0 if forward else max(target[1].size().height() - 1.0, 0.0)
-            spot = target[1].documentLayout().hitTest(QPointF(x, y), Qt.HitTestAccuracy.FuzzyHit)
-            return Point(found.uid, found.doc, max(spot, 0))
-        return found
 
     # --- what is copied --------------------------------------------------------------------
 
@@ -382,88 +335,6 @@ class TextSelection(QObject):
         items = [self.item(row) for row in self.touched_rows()]
         return "\n\n".join(copy_text(item) for item in items if item is not None)
 
-    # --- the pointer, keys and menu (the view's event handlers call these) -----------------
-
-    def drag_to(self, pos: QPoint) -> None:
-        """The pointer is at ``pos`` with the button held: extend, scroll near an edge."""
-        self._pointer = QPoint(pos)
-        point = self.point_at(pos)
-        if point is not None:
-            self.extend(point)
-        height = self._view.viewport().height()
-        if pos.y() < SCROLL_EDGE or pos.y() > height - SCROLL_EDGE:
-            if not self.scroll_timer.isActive():
-                self.scroll_timer.start()
-        else:
-            self.scroll_timer.stop()
-
-    def _autoscroll(self) -> None:
-        if not self.dragging:
-            self.scroll_timer.stop()
-            return
-        y, height = self._pointer.y(), self._view.viewport().height()
-        beyond = y - SCROLL_EDGE if y < SCROLL_EDGE else y - (height - SCROLL_EDGE)
-        bar = self._view.verticalScrollBar()
-        bar.setValue(bar.value() + max(-60, min(60, beyond)))  # faster the further out
-        point = self.point_at(self._pointer)
-        if point is not None:
-            self.extend(point)
-
-    def end_drag(self) -> None:
-        self.press = None
-        self.dragging = False
-        self.scroll_timer.stop()
-
-    def doubled(self, pos: QPoint) -> None:
-        """A double-click at ``pos``: select the word; remember it for a triple-click."""
-        point = self.point_at(pos)
-        if point is not None:
-            self.select_word(point)
-        self._double_at = QPoint(pos)
-        self._double_clock.start()
-
-    def tripled(self, pos: QPoint) -> bool:
-        """Whether a press at ``pos`` is a triple-click (then the paragraph is selected)."""
-        at, self._double_at = self._double_at, None
-        if at is None or not self._double_clock.isValid():
-            return False
-        if self._double_clock.elapsed() > QGuiApplication.styleHints().mouseDoubleClickInterval():
-            return False
-        if (pos - at).manhattanLength() > QGuiApplication.styleHints().startDragDistance():
-            return False
-        point = self.point_at(pos)
-        if point is not None:
-            self.select_block(point)
-        return True
-
-    def caret(self) -> Point | None:
-        """Where the keyboard extends from: the focus (the last click), else the start of the
-        current message."""
-        if self.focus is not None and self.row_of(self.focus.uid) >= 0:
-            return self.focus
-        item = self.item(self._view.currentIndex().row())
-        return Point(item.uid, 0, 0) if item is not None else None
-
-    def key(self, event: QKeyEvent) -> bool:
-        """Handle a selection key (Ctrl+C with a selection, Ctrl+A, Escape, Shift+moves)."""
-        if event.matches(QKeySequence.StandardKey.Copy):
-            return self.copy()
-        if event.matches(QKeySequence.StandardKey.SelectAll):
-            self.select_row(self._view.currentIndex().row())
-            return True
-        if event.key() == Qt.Key.Key_Escape and self.has_selection():
-            self.clear()
-            return True
-        op = key_move(event.key(), event.modifiers())
-        if op is None:
-            return False
-        caret = self.caret()
-        if caret is None:
-            return False
-        anchor = self.anchor if self.anchor is not None and self.focus == caret else caret
-        self.set(anchor, self.moved(caret, op))
-        return True
-
     def copy(self) -> bool:
         """Put the selected text on the clipboard; ``False``: nothing is selected."""
         text = self.selected_text()
@@ -471,81 +342,3 @@ class TextSelection(QObject):
             return False
         QGuiApplication.clipboard().setText(text)
         return True
-
-    def context_menu(self, pos: QPoint) -> QMenu | None:
-        """The menu for a right-click at ``pos`` (view coordinates); ``None``: not on a row."""
-        view = self._view
-        index = view.indexAt(pos)
-        item = index.data(Roles.ITEM) if index.isValid() else None
-        if not isinstance(item, TranscriptItem):
-            return None
-        menu = QMenu(view)
-        copy = menu.addAction("Copy")
-        copy.setObjectName("copySelection")
-        copy.setShortcut(QKeySequence(QKeySequence.StandardKey.Copy))
-        copy.setEnabled(self.has_selection())
-        copy.triggered.connect(self.copy)
-        touched = len(self.touched_rows())
-        words = (
-            "Copy message as Markdown" if touched <= 1 else f"Copy {touched} messages as Markdown"
-        )
-        markdown = menu.addAction(words)
-        markdown.setObjectName("copyMarkdown")
-        markdown.setEnabled(touched > 0)
-        markdown.triggered.connect(lambda: QGuiApplication.clipboard().setText(self.markdown()))
-        menu.addSeparator()
-        # What "Copy message" always copied: this row's text (an answer's Markdown source).
-        whole = menu.addAction("Copy message")
-        whole.setObjectName("copyMessage")
-        whole.triggered.connect(lambda: QGuiApplication.clipboard().setText(copy_text(item)))
-        select = menu.addAction("Select all in message")
-        select.setObjectName("selectMessage")
-        select.setShortcut(QKeySequence(QKeySequence.StandardKey.SelectAll))
-        row = index.row()
-        select.triggered.connect(lambda: self.select_row(row))
-        return menu
-
-    def menu_for_current(self) -> None:
-        """The context menu on the current row (the Menu key, Shift+F10)."""
-        view = self._view
-        rect = view.visualRect(view.currentIndex())
-        if rect.isValid():
-            spot = QPoint(rect.center().x(), max(rect.top(), 0) + 8)
-            menu = self.context_menu(spot)
-            if menu is not None:
-                menu.exec(view.viewport().mapToGlobal(spot))
-                menu.deleteLater()
-
-
-_FORWARD = {
-    QTextCursor.MoveOperation.Right,
-    QTextCursor.MoveOperation.NextWord,
-    QTextCursor.MoveOperation.WordRight,
-    QTextCursor.MoveOperation.Down,
-    QTextCursor.MoveOperation.EndOfLine,
-}
-# Line start/end stay in their line even when already there.
-_IN_LINE = {QTextCursor.MoveOperation.StartOfLine, QTextCursor.MoveOperation.EndOfLine}
-
-
-#: How near the viewport's top/bottom edge (px) a drag starts scrolling.
-SCROLL_EDGE = 24
-
-_KEYS = {
-    (Qt.Key.Key_Left, False): QTextCursor.MoveOperation.Left,
-    (Qt.Key.Key_Right, False): QTextCursor.MoveOperation.Right,
-    (Qt.Key.Key_Left, True): QTextCursor.MoveOperation.PreviousWord,
-    (Qt.Key.Key_Right, True): QTextCursor.MoveOperation.NextWord,
-    (Qt.Key.Key_Up, False): QTextCursor.MoveOperation.Up,
-    (Qt.Key.Key_Down, False): QTextCursor.MoveOperation.Down,
-    (Qt.Key.Key_Home, False): QTextCursor.MoveOperation.StartOfLine,
-    (Qt.Key.Key_End, False): QTextCursor.MoveOperation.EndOfLine,
-}
-
-
-def key_move(key: int, modifiers: Qt.KeyboardModifier) -> QTextCursor.MoveOperation | None:
-    """The move a Shift(+Ctrl)+arrow/Home/End key makes (``None``: not a selection key)."""
-    if not modifiers & Qt.KeyboardModifier.ShiftModifier:
-        return None
-    ctrl = bool(modifiers & Qt.KeyboardModifier.ControlModifier)
-    return _KEYS.get((Qt.Key(key), ctrl))

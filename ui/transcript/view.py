@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 from .delegate import TranscriptDelegate
 from .model import ItemKind, Roles
 from .selection import TextSelection
+from .selection_input import SelectionInput
 
 __all__ = ["TranscriptView"]
 
@@ -55,6 +56,7 @@ class TranscriptView(QListView):
         self.opened_links: list[str] = []  # what was handed to the browser (tests read it)
         self.selection = TextSelection(self)  # text selected with the mouse or keys
         self.delegate.selection = self.selection
+        self.selecting = SelectionInput(self, self.selection)  # ... by the mouse, keys, menu
 
     @property
     def following(self) -> bool:
@@ -106,35 +108,35 @@ class TranscriptView(QListView):
         super().changeEvent(event)
 
     def mousePressEvent(self, event: QMouseEvent) -> None:
-        selection = self.selection
+        selection, selecting = self.selection, self.selecting
         pos = event.position().toPoint()
         if event.button() != Qt.MouseButton.LeftButton:
             super().mousePressEvent(event)  # a right-click keeps the selection (its menu)
             return
-        selection.swallow_release = False
-        if selection.tripled(pos):
-            selection.swallow_release = True  # the paragraph is selected: no click
+        selecting.swallow_release = False
+        if selecting.tripled(pos):
+            selecting.swallow_release = True  # the paragraph is selected: no click
             return
         point = selection.point_at(pos)
         if event.modifiers() & Qt.KeyboardModifier.ShiftModifier and point is not None:
             selection.extend(point)  # from the anchor (or here) to here
-            selection.swallow_release = True
-            selection.press, selection.dragging = pos, True
+            selecting.swallow_release = True
+            selecting.press, selecting.dragging = pos, True
             return
         selection.set(point, point)  # a caret: clears what was selected
-        selection.press, selection.dragging = pos, False
+        selecting.press, selecting.dragging = pos, False
         super().mousePressEvent(event)  # the row becomes current (and the base sees a click)
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:
-        selection = self.selection
+        selecting = self.selecting
         pos = event.position().toPoint()
-        if selection.press is not None and event.buttons() & Qt.MouseButton.LeftButton:
+        if selecting.press is not None and event.buttons() & Qt.MouseButton.LeftButton:
             # A drag selects text; the base class never sees it (no row drag-selection).
-            if not selection.dragging:
-                moved = (pos - selection.press).manhattanLength()
-                selection.dragging = moved >= QApplication.startDragDistance()
-            if selection.dragging:
-                selection.drag_to(pos)
+            if not selecting.dragging:
+                moved = (pos - selecting.press).manhattanLength()
+                selecting.dragging = moved >= QApplication.startDragDistance()
+            if selecting.dragging:
+                selecting.drag_to(pos)
                 self.viewport().setCursor(Qt.CursorShape.IBeamCursor)
                 return
             return
@@ -150,23 +152,23 @@ class TranscriptView(QListView):
         )
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:
-        selection = self.selection
+        selecting = self.selecting
         if event.button() == Qt.MouseButton.LeftButton and (
-            selection.dragging or selection.swallow_release
+            selecting.dragging or selecting.swallow_release
         ):
             # A drag (or shift/triple click) selected text: no anchor, no click.
-            selection.end_drag()
-            selection.swallow_release = False
+            selecting.end_drag()
+            selecting.swallow_release = False
             self.setState(QAbstractItemView.State.NoState)
             self.viewport().setCursor(Qt.CursorShape.ArrowCursor)
             return
-        selection.end_drag()
+        selecting.end_drag()
         super().mouseReleaseEvent(event)  # a click: the delegate follows an anchor
 
     def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
         if event.button() == Qt.MouseButton.LeftButton:
-            self.selection.doubled(event.position().toPoint())
-            self.selection.swallow_release = True
+            self.selecting.doubled(event.position().toPoint())
+            self.selecting.swallow_release = True
             return
         super().mouseDoubleClickEvent(event)
 
@@ -201,10 +203,10 @@ class TranscriptView(QListView):
 
     def keyPressEvent(self, event: Any) -> None:
         index = self.currentIndex()
-        if self.selection.key(event):  # Ctrl+C/A, Escape, Shift+arrows: the text selection
+        if self.selecting.key(event):  # Ctrl+C/A, Escape, Shift+arrows: the text selection
             return
         if event.key() == Qt.Key.Key_F10 and event.modifiers() == Qt.KeyboardModifier.ShiftModifier:
-            self.selection.menu_for_current()
+            self.selecting.menu_for_current()
             return
         keys = (Qt.Key.Key_Space, Qt.Key.Key_Return, Qt.Key.Key_Enter)
         if event.key() in keys and index.isValid():
@@ -219,9 +221,9 @@ class TranscriptView(QListView):
 
     def contextMenuEvent(self, event: Any) -> None:
         if event.reason() == QContextMenuEvent.Reason.Keyboard:
-            self.selection.menu_for_current()  # the Menu key: on the current row
+            self.selecting.menu_for_current()  # the Menu key: on the current row
             return
-        menu = self.selection.context_menu(event.pos())
+        menu = self.selecting.context_menu(event.pos())
         if menu is not None:
             menu.exec(event.globalPos())
             menu.deleteLater()

@@ -1,7 +1,6 @@
 """Text selection in the transcript: drag, double/triple/shift-click, keys, menu, copy, paint.
 
-The pure rules (:func:`row_spans`, :func:`join_rows`, :func:`plain`, :func:`key_move`) are
-table-tested; the rest goes through a real offscreen ``TranscriptView`` with the mouse and keys.
+The pure rules (``row_spans``, ``join_rows``, ``plain``, ``key_move``) are table-tested; the rest goes through a real offscreen ``TranscriptView`` with the mouse and keys.
 """
 
 from __future__ import annotations
@@ -17,7 +16,8 @@ from PySide6.QtWidgets import QApplication
 from app import AssistantMessage, UserMessage
 from ui.transcript.markdown import COPY_SCHEME
 from ui.transcript.model import TranscriptModel
-from ui.transcript.selection import END, WHOLE, join_rows, key_move, plain, row_spans
+from ui.transcript.selection import END, WHOLE, join_rows, plain, row_spans
+from ui.transcript.selection_input import key_move
 from ui.transcript.view import TranscriptView
 
 SHIFT = Qt.KeyboardModifier.ShiftModifier
@@ -274,7 +274,7 @@ def test_the_context_menu_copies_the_selection_and_whole_messages(
 ) -> None:
     _load(view, HISTORY)
     point = _word(view, 1, "delta")
-    menu = view.selection.context_menu(point)
+    menu = view.selecting.context_menu(point)
     assert menu is not None
     copy = menu.findChild(QAction, "copySelection")
     assert copy is not None and not copy.isEnabled()  # nothing selected yet
@@ -283,7 +283,7 @@ def test_the_context_menu_copies_the_selection_and_whole_messages(
     qtbot.mousePress(view.viewport(), Qt.MouseButton.RightButton, pos=point)
     qtbot.mouseRelease(view.viewport(), Qt.MouseButton.RightButton, pos=point)
     assert view.selection.has_selection()
-    menu = view.selection.context_menu(point)
+    menu = view.selecting.context_menu(point)
     assert menu is not None
     names = [a.text() for a in menu.actions() if a.text()]
     assert names == [
@@ -382,7 +382,7 @@ def test_dragging_past_the_bottom_edge_scrolls_and_extends(
     _move(view, below)
     qtbot.waitUntil(lambda: bar.value() > 200, timeout=5000)
     qtbot.mouseRelease(port, Qt.MouseButton.LeftButton, pos=below)
-    assert not view.selection.scroll_timer.isActive()
+    assert not view.selecting.scroll_timer.isActive()
     text = view.selection.selected_text()
     assert text.startswith("message number 0\n\nYou\nmessage number 1")
     assert text.count("message number") > 10

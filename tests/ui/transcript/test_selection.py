@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
-from PySide6.QtGui import QAction, QGuiApplication, QMouseEvent, QTextCursor
+from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QRect, Qt
+from PySide6.QtGui import QAction, QGuiApplication, QMouseEvent, QPaintEvent, QTextCursor
 from PySide6.QtWidgets import QApplication
 
 from app import AssistantMessage, UserMessage
@@ -386,3 +386,33 @@ def test_dragging_past_the_bottom_edge_scrolls_and_extends(
     text = view.selection.selected_text()
     assert text.startswith("message number 0\n\nYou\nmessage number 1")
     assert text.count("message number") > 10
+
+
+class _Paints(QObject):
+    """Collects the areas the viewport repaints."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rects: list[QRect] = []
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if isinstance(event, QPaintEvent):
+            self.rects.append(event.region().boundingRect())
+        return False
+
+
+def test_a_drag_inside_one_row_repaints_only_that_row(view: TranscriptView, qtbot: Any) -> None:
+    _load(view, HISTORY)
+    port = view.viewport()
+    qtbot.mousePress(port, Qt.MouseButton.LeftButton, pos=_word(view, 1, "First", 0))
+    _move(view, _word(view, 1, "paragraph", 1))
+    QApplication.processEvents()
+    paints = _Paints()
+    port.installEventFilter(paints)
+    _move(view, _word(view, 1, "here", 1))
+    qtbot.waitUntil(lambda: bool(paints.rects))
+    port.removeEventFilter(paints)
+    qtbot.mouseRelease(port, Qt.MouseButton.LeftButton, pos=_word(view, 1, "here", 1))
+    row = view.visualRect(view.model().index(1, 0))
+    assert all(row.contains(rect) for rect in paints.rects), (row, paints.rects)
+    assert view.selection.selected_text() == "First paragraph here"

@@ -205,7 +205,9 @@ class TranscriptView(QListView):
         index = self.currentIndex()
         if self.selecting.key(event):  # Ctrl+C/A, Escape, Shift+arrows: the text selection
             return
-        if event.key() == Qt.Key.Key_F10 and event.modifiers() == Qt.KeyboardModifier.ShiftModifier:
+        shift = event.modifiers() == Qt.KeyboardModifier.ShiftModifier
+        shift_f10 = event.key() == Qt.Key.Key_F10 and shift
+        if shift_f10 or event.key() == Qt.Key.Key_Menu:  # (accepted: Qt sends no second one)
             self.selecting.menu_for_current()
             return
         keys = (Qt.Key.Key_Space, Qt.Key.Key_Return, Qt.Key.Key_Enter)

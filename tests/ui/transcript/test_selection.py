@@ -9,8 +9,15 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QRect, Qt
-from PySide6.QtGui import QAction, QGuiApplication, QMouseEvent, QPaintEvent, QTextCursor
+from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QRect, Qt, QTimer
+from PySide6.QtGui import (
+    QAction,
+    QContextMenuEvent,
+    QGuiApplication,
+    QMouseEvent,
+    QPaintEvent,
+    QTextCursor,
+)
 from PySide6.QtWidgets import QApplication
 
 from app import AssistantMessage, UserMessage
@@ -416,3 +423,40 @@ def test_a_drag_inside_one_row_repaints_only_that_row(view: TranscriptView, qtbo
     row = view.visualRect(view.model().index(1, 0))
     assert all(row.contains(rect) for rect in paints.rects), (row, paints.rects)
     assert view.selection.selected_text() == "First paragraph here"
+
+
+def _menu_shown_by(send: Any) -> list[str]:
+    """The actions of the popup menu ``send()`` opens (closed again as soon as it shows)."""
+    seen: list[str] = []
+
+    def close() -> None:
+        popup = QApplication.activePopupWidget()
+        if popup is None:
+            QTimer.singleShot(10, close)
+            return
+        seen.extend(a.text() for a in popup.actions() if a.text())
+        popup.close()
+
+    QTimer.singleShot(10, close)
+    send()
+    return seen
+
+
+@pytest.mark.qt_log_ignore(
+    "This plugin does not support raise", "This plugin does not support grabbing the keyboard"
+)
+def test_right_click_and_shift_f10_open_the_menu(view: TranscriptView, qtbot: Any) -> None:
+    _load(view, HISTORY)
+    view.setFocus()
+    view.setCurrentIndex(view.model().index(2, 0))
+    point = _word(view, 1, "delta")
+    expected = ["Copy", "Copy message as Markdown", "Copy message", "Select all in message"]
+
+    def right_click() -> None:
+        global_pos = view.viewport().mapToGlobal(point)
+        event = QContextMenuEvent(QContextMenuEvent.Reason.Mouse, point, global_pos)
+        QApplication.sendEvent(view.viewport(), event)
+
+    assert _menu_shown_by(right_click) == expected
+    assert _menu_shown_by(lambda: qtbot.keyClick(view, Qt.Key.Key_F10, SHIFT)) == expected
+    assert _menu_shown_by(lambda: qtbot.keyClick(view, Qt.Key.Key_Menu)) == expected

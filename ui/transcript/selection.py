@@ -183,6 +183,8 @@ class TextSelection(QObject):
         model = self._watch()
         if model is None or model.rowCount() == 0:
             return None
+        # A pointer held beyond the viewport (a drag that scrolls) counts at its edge.
+        pos = QPoint(pos.x(), min(max(pos.y(), 0), max(view.viewport().height() - 1, 0)))
         index = view.indexAt(pos)
         if not index.isValid():
             first = view.visualRect(model.index(0, 0))

@@ -393,6 +393,18 @@ def test_dragging_past_the_bottom_edge_scrolls_and_extends(
     text = view.selection.selected_text()
     assert text.startswith("message number 0\n\nYou\nmessage number 1")
     assert text.count("message number") > 10
+    # And upwards past the top edge, from the last message: the earlier ones join.
+    view.scrollToBottom()
+    QApplication.processEvents()
+    top = bar.value()
+    qtbot.mousePress(port, Qt.MouseButton.LeftButton, pos=_word(view, 39, "39", 1))
+    _move(view, QPoint(below.x(), 100))
+    _move(view, QPoint(below.x(), -10))
+    qtbot.waitUntil(lambda: bar.value() < top - 200, timeout=5000)
+    qtbot.mouseRelease(port, Qt.MouseButton.LeftButton, pos=QPoint(below.x(), -10))
+    text = view.selection.selected_text()
+    assert text.endswith("You\nmessage number 38\n\nYou\nmessage number 39")
+    assert text.count("message number") > 10
 
 
 class _Paints(QObject):

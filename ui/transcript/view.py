@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from .delegate import TranscriptDelegate
 from .model import ItemKind, Roles
+from .scrolling import Scroller
 from .selection import TextSelection
 from .selection_input import SelectionInput
 
@@ -57,6 +58,7 @@ class TranscriptView(QListView):
         self.selection = TextSelection(self)  # text selected with the mouse or keys
         self.delegate.selection = self.selection
         self.selecting = SelectionInput(self, self.selection)  # ... by the mouse, keys, menu
+        self.scroller = Scroller(self)  # wheel by lines, page keys, the jump button
 
     @property
     def following(self) -> bool:
@@ -82,18 +84,33 @@ class TranscriptView(QListView):
 
     def _range_changed(self, _low: int, high: int) -> None:
         if self._follow:
+            self.scroller.stop()
             self._adjusting = True
             self.verticalScrollBar().setValue(high)
             self._adjusting = False
+        self.scroller.update_button()
 
     def _value_changed(self, value: int) -> None:
         if not self._adjusting:
             self._follow = value >= self.verticalScrollBar().maximum() - 8
+        self.scroller.update_button()
 
     def follow(self) -> None:
         """Jump to the end and follow the stream again (after sending, for instance)."""
+        self.scroller.stop()
         self._follow = True
         self.scrollToBottom()
+        self.scroller.update_button()
+
+    def updateGeometries(self) -> None:
+        super().updateGeometries()
+        # The base sets the step from the first row's height: a wheel notch is lines instead.
+        if hasattr(self, "scroller"):
+            self.verticalScrollBar().setSingleStep(self.scroller.line_height())
+
+    def wheelEvent(self, event: Any) -> None:
+        if not self.scroller.wheel(event):
+            super().wheelEvent(event)
 
     def resizeEvent(self, event: Any) -> None:
         super().resizeEvent(event)
@@ -101,6 +118,7 @@ class TranscriptView(QListView):
         if width != self._laid_out_width:
             self._laid_out_width = width
             self.doItemsLayout()  # wrapped text changes height with the width
+        self.scroller.update_button()
 
     def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.FontChange:
@@ -204,6 +222,8 @@ class TranscriptView(QListView):
     def keyPressEvent(self, event: Any) -> None:
         index = self.currentIndex()
         if self.selecting.key(event):  # Ctrl+C/A, Escape, Shift+arrows: the text selection
+            return
+        if self.scroller.key(event):  # PgUp/PgDn, Home/End: scrolling
             return
         shift = event.modifiers() == Qt.KeyboardModifier.ShiftModifier
         shift_f10 = event.key() == Qt.Key.Key_F10 and shift

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEasingCurve, Qt, QVariantAnimation
+from PySide6.QtCore import QEasingCurve, QPersistentModelIndex, Qt, QVariantAnimation
 from PySide6.QtGui import QKeyEvent, QWheelEvent
 from PySide6.QtWidgets import QApplication, QToolButton
 
@@ -41,6 +41,29 @@ class Scroller:
         self.button.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # End reaches it from the keys
         self.button.clicked.connect(view.follow)
         self.button.hide()
+        self.anchor: tuple[QPersistentModelIndex, int] | None = None
+
+    def remember_anchor(self) -> None:
+        """Note the first visible row and its offset from the viewport's top."""
+        index = self.view.indexAt(self.view.viewport().rect().topLeft())
+        if not index.isValid() or self.animation.state() == QVariantAnimation.State.Running:
+            self.anchor = None if not index.isValid() else self.anchor
+            return
+        self.anchor = (QPersistentModelIndex(index), self.view.visualRect(index).top())
+
+    def restore_anchor(self) -> None:
+        """After a relayout, scroll so the remembered row is where it was."""
+        if self.anchor is None or self.animation.state() == QVariantAnimation.State.Running:
+            return
+        persistent, offset = self.anchor
+        if not persistent.isValid():
+            self.anchor = None
+            return
+        index = self.view.model().index(persistent.row(), 0)
+        shift = self.view.visualRect(index).top() - offset
+        if shift:
+            bar = self.view.verticalScrollBar()
+            bar.setValue(bar.value() + shift)
 
     def line_height(self) -> int:
         return max(1, self.view.fontMetrics().lineSpacing())
@@ -54,6 +77,7 @@ class Scroller:
             self.view.verticalScrollBar().setValue(value)
         if self.animation.state() != QVariantAnimation.State.Running:
             self.target = None
+            self.remember_anchor()
 
     def scroll_by(self, pixels: int, animate: bool = True) -> None:
         bar = self.view.verticalScrollBar()

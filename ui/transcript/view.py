@@ -93,6 +93,7 @@ class TranscriptView(QListView):
     def _value_changed(self, value: int) -> None:
         if not self._adjusting:
             self._follow = value >= self.verticalScrollBar().maximum() - 8
+            self.scroller.remember_anchor()
         self.scroller.update_button()
 
     def follow(self) -> None:
@@ -107,6 +108,10 @@ class TranscriptView(QListView):
         # The base sets the step from the first row's height: a wheel notch is lines instead.
         if hasattr(self, "scroller"):
             self.verticalScrollBar().setSingleStep(self.scroller.line_height())
+            if not self._follow:  # rows changed height: the first visible row stays put
+                self._adjusting = True
+                self.scroller.restore_anchor()
+                self._adjusting = False
 
     def wheelEvent(self, event: Any) -> None:
         if not self.scroller.wheel(event):

@@ -110,3 +110,37 @@ def test_scrolling_up_while_streaming_shows_the_jump_button(
     qtbot.mouseClick(view.scroller.button, Qt.MouseButton.LeftButton)
     assert view.following and bar.value() == bar.maximum()
     assert not view.scroller.button.isVisible()
+
+
+def test_a_width_change_keeps_the_first_visible_row_in_place(
+    view: TranscriptView, qtbot: Any
+) -> None:
+    bar = view.verticalScrollBar()
+    view.scrollTo(view.model().index(20, 0), view.ScrollHint.PositionAtTop)
+    bar.setValue(bar.value() + 10)  # the person scrolled: row 20 is 10 px above the top
+    assert not view.following
+    top = view.visualRect(view.model().index(20, 0)).top()
+    view.resize(600, 700)
+    qtbot.waitUntil(lambda: view.viewport().width() < 700)
+    QApplication.processEvents()
+    assert abs(view.visualRect(view.model().index(20, 0)).top() - top) <= 1
+
+
+def test_streaming_follows_the_bottom_until_scrolled_up(view: TranscriptView, qtbot: Any) -> None:
+    model = view.model()
+    assert isinstance(model, TranscriptModel)
+    model.add_user("more")
+    view.follow()
+    bar = view.verticalScrollBar()
+    for _ in range(5):
+        model.append_delta("streamed words " * 30 + "\n\n")
+        model.flush()
+        qtbot.waitUntil(lambda: bar.value() == bar.maximum())
+    _wheel(view, angle=360)
+    qtbot.waitUntil(lambda: not view.following)
+    held = bar.value()
+    model.append_delta("more streamed words " * 30 + "\n\n")
+    model.flush()
+    QApplication.processEvents()
+    assert bar.value() <= held + 1 and bar.value() < bar.maximum()
+    assert view.scroller.button.isVisible()

@@ -201,7 +201,7 @@ class _Renderer:
             f'<tr><td bgcolor="{head}"><span style="font-size:small;">{label}</span>'
             f'&nbsp;&nbsp;<a href="{COPY_SCHEME}:{number}" style="font-size:small;">Copy</a>'
             f"</td></tr>"
-            f'<tr><td><pre style="margin:0;">{body}</pre></td></tr></table>\n'
+            f'<tr><td><pre style="margin:0; white-space:pre-wrap;">{body}</pre></td></tr></table>\n'
         )
 
     def _highlight(self, source: str, language: str) -> str:

@@ -36,8 +36,14 @@ class Scroller:
         self.button.setObjectName("jumpToLatest")
         self.button.setAccessibleName("Jump to latest")
         self.button.setToolTip("Jump to latest")
-        self.button.setArrowType(Qt.ArrowType.DownArrow)
-        self.button.setFixedSize(32, 32)
+        self.button.setText("↓")
+        self.button.setFixedSize(36, 36)
+        # Round, on the transcript's own colours (palette roles follow the theme's tokens).
+        self.button.setStyleSheet(
+            "QToolButton#jumpToLatest { border-radius: 18px; border: 1px solid palette(mid);"
+            " background: palette(base); color: palette(text); font-size: 16px; }"
+            " QToolButton#jumpToLatest:hover { background: palette(alternate-base); }"
+        )
         self.button.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # End reaches it from the keys
         self.button.clicked.connect(view.follow)
         self.button.hide()

@@ -81,3 +81,15 @@ def test_scalable_icon_matches_source() -> None:
     scalable = HICOLOR / "scalable" / "apps" / f"{APP_ID}.svg"
     source = ROOT / "resources" / "icons" / "continuum.svg"
     assert scalable.read_bytes() == source.read_bytes(), "run packaging/render_icons.py"
+
+
+def test_metainfo_screenshots_are_in_the_gallery() -> None:
+    """Every screenshot the metainfo names is a PNG kept in docs/screenshots/."""
+    gallery = ROOT / "docs" / "screenshots"
+    images = [node.text or "" for node in ET.parse(METAINFO).getroot().iter("image")]
+    assert images, "the metainfo shows no screenshots"
+    for url in images:
+        assert url.startswith("https://"), url
+        png = gallery / url.rsplit("/", 1)[1]
+        assert png.is_file(), f"{url} names {png}, which is missing"
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -1,12 +1,16 @@
 # ruff: noqa: E402 - a script: sys.path must be set before the project imports
-"""Screenshots of the real window on Xvfb (QT_QPA_PLATFORM=xcb).
+"""Screenshots of the real window on Xvfb (QT_QPA_PLATFORM=xcb), at two sizes and two themes.
 
-    QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1280x800x24" \
+    QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1600x1000x24" \\
         .venv/bin/python tests/ui/screens/take_screenshots.py [OUT_DIR]
 
-OUT_DIR defaults to this script's folder.
+Without options it runs itself once per (size, theme): 1400×900 and 480×800, light and dark,
+each in a fresh process (a fresh QApplication), and writes ``<scene>-<W>x<H>-<theme>.png`` into
+OUT_DIR (default: this script's folder). ``--size WxH --theme light|dark`` runs one of them.
+The theme is chosen through the window's own View → Theme menu.
 """
 
+import argparse
 import asyncio
 import os
 import signal
@@ -14,24 +18,72 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, "/work/main")
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT))
+SIZES = ((1400, 900), (480, 800))
+THEMES = ("light", "dark")
+
+parser = argparse.ArgumentParser()
+parser.add_argument("out", nargs="?", default=str(Path(__file__).resolve().parent))
+parser.add_argument("--size", default="")
+parser.add_argument("--theme", default="")
+ARGS = parser.parse_args()
+OUT = Path(ARGS.out)
+OUT.mkdir(parents=True, exist_ok=True)
+
+if not ARGS.size:
+    for width, height in SIZES:
+        for theme in THEMES:
+            print(f"== {width}x{height} {theme}", flush=True)
+            subprocess.run(
+                [sys.executable, __file__, str(OUT), "--size", f"{width}x{height}"]
+                + ["--theme", theme],
+                check=True,
+            )
+    sys.exit(0)
+
+WIDTH, HEIGHT = (int(part) for part in ARGS.size.split("x"))
+THEME = ARGS.theme or "light"
+
 import keyring
 
 from tests.ui.helpers import MemoryKeyring, close_window, open_window, until
 
 keyring.set_keyring(MemoryKeyring())
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QAction, QWheelEvent
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from app import as_tool
 from app.simulator import Reply, SimToolCall, Simulator
 from ui.eventloop import ContinuumEventLoop
 
-ROOT = Path(__file__).resolve().parents[3]
-OUT = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent
-OUT.mkdir(parents=True, exist_ok=True)
 app = QApplication([])
 loop = ContinuumEventLoop(app)
 asyncio.set_event_loop(loop)
+
+RICH_ANSWER = (
+    "## Solving a quadratic\n\n"
+    "A quadratic $ax^2 + bx + c = 0$ with $a \\neq 0$ has the roots\n\n"
+    "$$x = \\frac{-b \\pm \\sqrt{b^2 - 4ac}}{2a}$$\n\n"
+    "The sign of the **discriminant** $\\Delta = b^2 - 4ac$ tells how many real roots:\n\n"
+    "| Discriminant | Real roots | Example |\n"
+    "|---|---|---|\n"
+    "| $\\Delta > 0$ | two | $x^2 - 1 = 0$ |\n"
+    "| $\\Delta = 0$ | one (double) | $x^2 = 0$ |\n"
+    "| $\\Delta < 0$ | none | $x^2 + 1 = 0$ |\n\n"
+    "In Python:\n\n"
+    "```python\nimport cmath\n\n"
+    "def roots(a: float, b: float, c: float) -> tuple[complex, complex]:\n"
+    '    """Both roots of a*x**2 + b*x + c, complex when the discriminant is negative."""\n'
+    "    d = cmath.sqrt(b * b - 4 * a * c)\n"
+    "    return (-b + d) / (2 * a), (-b - d) / (2 * a)  # a long line stays visible: it wraps\n"
+    "```\n\n"
+    "> Numerically, for $|b| \\gg |4ac|$ use the *citardauq* form to avoid cancellation.\n\n"
+    "- Vieta: $x_1 + x_2 = -b/a$ and $x_1 x_2 = c/a$\n"
+    "- See [the derivation](https://en.wikipedia.org/wiki/Quadratic_formula).\n"
+)
 
 
 def read_note(path: str) -> str:
@@ -65,50 +117,131 @@ def kill_mid_tool(data: Path, log: Path) -> None:
     proc.wait(10)
 
 
-async def shot(window, name):
+def choose_theme(window) -> None:
+    """Pick THEME through the window's View → Theme menu (the action a person would click)."""
+    wanted = THEME.capitalize()
+    for action in window.findChildren(QAction):
+        if action.text().replace("&", "") == wanted and action.isCheckable():
+            action.trigger()
+            return
+    raise RuntimeError(f"no View → Theme → {wanted} action")
+
+
+async def opened(data: Path, base_url):
+    window = await open_window(data, base_url)
+    choose_theme(window)
+    window.resize(WIDTH, HEIGHT)
     await asyncio.sleep(0.3)
-    window.grab().save(str(OUT / name))
+    return window
+
+
+async def shot(window, name):
+    await asyncio.sleep(0.4)
+    window.grab().save(str(OUT / f"{name}-{WIDTH}x{HEIGHT}-{THEME}.png"))
+
+
+def wheel(view, notches: int) -> None:
+    """Real wheel events on the transcript (a notch is 120 units; up is positive)."""
+    viewport = view.viewport()
+    centre = QPointF(viewport.width() / 2, viewport.height() / 2)
+    for _ in range(abs(notches)):
+        event = QWheelEvent(
+            centre,
+            QPointF(viewport.mapToGlobal(centre.toPoint())),
+            QPoint(0, 0),
+            QPoint(0, 120 if notches > 0 else -120),
+            Qt.MouseButton.NoButton,
+            Qt.KeyboardModifier.NoModifier,
+            Qt.ScrollPhase.NoScrollPhase,
+            False,
+        )
+        QApplication.sendEvent(viewport, event)
+
+
+def _blocks(doc):
+    block = doc.begin()
+    while block.isValid():
+        yield block
+        block = block.next()
+
+
+def drag_select(view, row: int, words: int) -> None:
+    """Press at the start of the row's first body paragraph and drag across ``words`` words."""
+    from ui.transcript.model import Roles
+
+    index = view.model().index(row, 0)
+    item = index.data(Roles.ITEM)
+    option = view._option(index)
+    render = view.delegate.render_for(item, view.delegate.width_for(item, option), option)
+    docs = render.docs()
+    number, block = next(
+        (docs.index(chunk), block)
+        for chunk in render.chunks
+        for block in _blocks(chunk)
+        if len(block.text().split()) >= words  # the first paragraph long enough
+    )
+    origin = view.delegate.geometry(item, option).origins[number]
+    top = docs[number].documentLayout().blockBoundingRect(block).top()
+    line = block.layout().lineAt(0)
+    cut = len(" ".join(block.text().split(" ")[:words]))
+    end_x = line.cursorToX(cut)
+    end_x = end_x[0] if isinstance(end_x, tuple) else end_x
+    y = int(origin.y() + top + line.y() + line.height() / 2)
+    start, end = QPoint(int(origin.x() + 1), y), QPoint(int(origin.x() + end_x), y)
+    viewport = view.viewport()
+    QTest.mousePress(viewport, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, start)
+    for step in range(1, 6):
+        QTest.mouseMove(viewport, start + (end - start) * (step / 5))
+    QTest.mouseRelease(viewport, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, end)
 
 
 async def main():
     import tempfile
 
     tmp = Path(tempfile.mkdtemp())
-    w = await open_window(tmp / "welcome", None)
-    await asyncio.sleep(1.0)
-    await shot(w, "welcome.png")
+    w = await opened(tmp / "welcome", None)
+    await asyncio.sleep(0.6)
+    await shot(w, "welcome")
     await close_window(w)
     async with Simulator() as sim:
-        answer = (
-            "Sure — here is a **small** example:\n\n```python\ndef greet(name: str) -> str:\n"
-            '    return f"Hello, {name}!"\n\nprint(greet("Ada"))\n```\n\n'
-            "It defines a function and calls it. See [the docs](https://docs.python.org).\n"
-        )
-        sim.enqueue(Reply(text=answer, tokens_per_second=25))
-        w = await open_window(tmp / "chat", sim.openai_base_url)
-        w.controller.send("Show me a Python function")
+        sim.enqueue(Reply(text=RICH_ANSWER, tokens_per_second=60))
+        w = await opened(tmp / "chat", sim.openai_base_url)
+        w.controller.send("How do I solve a quadratic equation? Show the formula and some code.")
         await until(
             lambda: (
                 w.transcript_model.streaming_item is not None
-                and len(w.transcript_model.streaming_item.text) > 90
+                and len(w.transcript_model.streaming_item.text) > 400
             ),
-            within=20,
+            within=30,
         )
-        await shot(w, "streaming.png")
-        await until(lambda: not w.controller.busy, within=30)
-        await shot(w, "answer_code.png")
-        sim.enqueue(Reply(tokens=2000, tokens_per_second=150))
+        await shot(w, "streaming")
+        await until(lambda: not w.controller.busy, within=60)
+        w.transcript.follow()
+        await shot(w, "answer_rich")
+        # Hover the answer: its action bar (Copy) shows.
+        answer_row = len(w.transcript_model.items()) - 1
+        rect = w.transcript.visualRect(w.transcript.model().index(answer_row, 0))
+        QTest.mouseMove(w.transcript.viewport(), rect.center())
+        await shot(w, "hover_actions")
+        drag_select(w.transcript, answer_row, 6)
+        await shot(w, "selection")
+
+        sim.enqueue(Reply(tokens=3000, tokens_per_second=120))
         w.controller.send("Now tell me a long story")
         await until(
             lambda: (
                 w.transcript_model.streaming_item is not None
-                and len(w.transcript_model.streaming_item.text) > 200
+                and len(w.transcript_model.streaming_item.text) > 2500
             ),
-            within=20,
+            within=30,
         )
+        wheel(w.transcript, 6)  # scrolled up while it streams: it stops following
+        await until(lambda: not w.transcript.following, within=5)
+        await shot(w, "jump_to_latest")
         w.controller.stop()
         await until(lambda: w.resume_bar.isVisible(), within=10)
-        await shot(w, "resume_bar_after_stop.png")
+        w.transcript.follow()
+        await shot(w, "resume_bar_after_stop")
         await close_window(w)
         sim.enqueue(
             Reply(
@@ -116,19 +249,19 @@ async def main():
             ),
             Reply(text="Your notes say to **buy milk** and **call Ada**."),
         )
-        w = await open_window(tmp / "tools", sim.openai_base_url)
+        w = await opened(tmp / "tools", sim.openai_base_url)
         w.services.client.tools = (as_tool(read_note),)
         w.controller.send("What is in notes.md?")
         await until(lambda: not w.controller.busy, within=20)
         row = next(i for i, it in enumerate(w.transcript_model.items()) if it.kind.value == "tool")
         w.transcript.activate_anchor(row, "continuum-toggle:")
-        await shot(w, "tool_card.png")
+        await shot(w, "tool_card")
         await close_window(w)
 
         # An approval card: write_file in the conversation's workspace folder, not yet answered.
         folder = tmp / "my-project"
         folder.mkdir()
-        w = await open_window(tmp / "approval", sim.openai_base_url)
+        w = await opened(tmp / "approval", sim.openai_base_url)
         await w.set_workspace(str(folder))
         sim.enqueue(
             Reply(
@@ -147,7 +280,7 @@ async def main():
         )
         w.controller.send("Save our launch plan as docs/plan.md")
         await until(w.approval_card.isVisible, within=20)
-        await shot(w, "approval_card.png")
+        await shot(w, "approval_card")
         w.approval_card.deny_button.click()
         await until(lambda: not w.controller.busy, within=20)
         await close_window(w)
@@ -155,9 +288,9 @@ async def main():
     # A relaunch after the app was killed while a tool ran: the Resume bar and the card.
     data = tmp / "killed"
     await asyncio.to_thread(kill_mid_tool, data, tmp / "side_effects.log")
-    w = await open_window(data, None)  # its settings: the built-in simulator
+    w = await opened(data, None)  # its settings: the built-in simulator
     await until(w.resume_bar.isVisible, within=20)
-    await shot(w, "interrupted_tool_card.png")
+    await shot(w, "interrupted_tool_card")
     await close_window(w)
 
 

@@ -108,6 +108,9 @@ def _parser() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
     md.enable(["table", "strikethrough"])
     md.core.ruler.at("inline", _bounded_inline)
+    from .math import install_math
+
+    install_math(md)  # LaTeX math (ui/transcript/math.py)
     return md
 
 
@@ -149,6 +152,10 @@ def _formatter(dark: bool) -> HtmlFormatter[str]:
     return formatter
 
 
+# Token types of the math rules (ui/transcript/math.py), all rendered by _Renderer.math.
+_MATH_RULES = ("math_inline", "math_inline_double", "math_block", "math_block_label")
+
+
 class _Renderer:
     """Per-call render state: the link stack and collected code blocks."""
 
@@ -170,8 +177,11 @@ class _Renderer:
                 "image",
                 "html_block",
                 "html_inline",
+                *_MATH_RULES,
             )
         }
+        for name in _MATH_RULES:
+            rules[name] = self.math
         rules["fence"] = self.fence
         rules["code_block"] = self.fence
         rules["link_open"] = self.link_open
@@ -181,6 +191,13 @@ class _Renderer:
         rules["html_block"] = self.raw_html
         rules["html_inline"] = self.raw_html
         return saved
+
+    def math(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+        from .math import formula_html
+
+        token = tokens[idx]
+        display = token.type != "math_inline"
+        return formula_html(token, display=display, dark=self.dark, env=env)
 
     def raw_html(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
         return html.escape(tokens[idx].content)

@@ -21,6 +21,7 @@ from PySide6.QtCore import QUrl
 from PySide6.QtGui import QColor, QFont, QPalette, QTextDocument, QTextOption
 
 from .markdown import long_block_cuts, render_markdown, stable_boundary
+from .math import attach_math
 from .rows import ItemKind, ToolState, TranscriptItem, reasoning_label
 
 __all__ = [
@@ -119,6 +120,7 @@ def _document(
     doc.setDefaultFont(font)
     doc.setDefaultStyleSheet(css)
     doc.setHtml(html_text)
+    attach_math(doc, html_text)  # the images of its formulas, before it is laid out
     doc.setTextWidth(max(width, 50.0))
     return doc
 

@@ -23,6 +23,7 @@ import html
 import logging
 import math
 import re
+import time
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable
@@ -67,6 +68,14 @@ MATH_SCHEME = "math"
 MAX_FORMULA_CHARS = 2_000
 # Formulas typeset per rendered chunk; the rest are shown as their source.
 MAX_FORMULAS = 200
+# ziamath's time grows ~0.25 ms a character and doubles with each level of nesting (a \frac
+# nested 11 deep took 3.5 s, 20 deep never finished): a formula estimated over this many ms is
+# shown as its source, and so is every formula not yet typeset once a chunk has spent this
+# much time typesetting (measured).
+MAX_ESTIMATE_MS = 300.0
+CHUNK_BUDGET_MS = 500.0
+# An inline block with more dollars than this has no $ math (markdown-it's work per $ is ~5 µs).
+MAX_DOLLARS = 1_000
 # Typeset SVGs and rasterised images kept (least recently used go first), each.
 CACHE_SIZE = 512
 # A formula wider than this many ems is shown as its source (which wraps) instead.
@@ -74,6 +83,8 @@ MAX_EMS = 60
 # ziamath typesets at this size (px); images are scaled from it (SVG is vector).
 _REFERENCE_PX = 32.0
 _CLOSING = {"$": "$", "$$": "$$", "\\(": "\\)", "\\[": "\\]"}
+_GROUP = re.compile(r"\\[{}]|[{}]|\\left\b|\\right\b|\\begin\b|\\end\b")
+_OPENERS = frozenset({"{", "\\left", "\\begin"})
 _InlineRule = Callable[["StateInline", bool], bool]
 _KEY = re.compile(r'src="math:([0-9a-f]{24})"')
 
@@ -159,6 +170,23 @@ def _source_html(source: str, display: bool, dark: bool) -> str:
     return f'<code style="color:{muted};">{text}</code>'
 
 
+def nesting_depth(latex: str) -> int:
+    """How deeply ``latex``'s groups nest (braces, ``\\left``…``\\right``, environments)."""
+    depth = deepest = 0
+    for match in _GROUP.finditer(latex):
+        token = match.group()
+        if token in ("\\{", "\\}"):
+            continue  # a literal brace
+        depth += 1 if token in _OPENERS else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def typeset_estimate_ms(latex: str) -> float:
+    """A generous estimate of ziamath's time for ``latex`` (it overestimates nested ones)."""
+    return 0.25 * len(latex) * 2.0 ** max(0, nesting_depth(latex) - 2)
+
+
 def formula_html(token: Token, *, display: bool, dark: bool, env: dict[str, Any]) -> str:
     """The HTML of one math token: an image reference, or its source when it cannot be shown."""
     latex = str(token.content).strip()
@@ -171,6 +199,13 @@ def formula_html(token: Token, *, display: bool, dark: bool, env: dict[str, Any]
         return _source_html(source, block, dark)
     colour = _colour(dark)
     key = formula_key(latex, display, colour)
+    if key not in _SVGS:
+        spent = env.get("math_ms", 0.0)
+        if spent >= CHUNK_BUDGET_MS or typeset_estimate_ms(latex) > MAX_ESTIMATE_MS:
+            return _source_html(source, block, dark)
+        started = time.perf_counter()
+        _svg_for(key, latex, display, colour)
+        env["math_ms"] = spent + (time.perf_counter() - started) * 1000
     svg = _svg_for(key, latex, display, colour)
     if svg is None or svg.width > MAX_EMS * _REFERENCE_PX:
         return _source_html(source, block, dark)  # scaled into a column it could not be read
@@ -274,11 +309,33 @@ def attach_math(doc: QTextDocument, html_text: str) -> None:
             )
 
 
+def _counted(state: StateInline, text: str) -> int:
+    """How often ``text`` occurs in the inline block (counted once per block)."""
+    cache = state.env.setdefault("math_counts", {})
+    cached = cache.get(text)
+    if cached is None or cached[0] is not state.src:
+        cached = (state.src, state.src.count(text))
+        cache[text] = cached
+    return int(cached[1])
+
+
+def _last(state: StateInline, text: str) -> int:
+    """Where ``text`` last occurs in the inline block (-1: nowhere; found once per block)."""
+    cache = state.env.setdefault("math_last", {})
+    cached = cache.get(text)
+    if cached is None or cached[0] is not state.src:
+        cached = (state.src, state.src.rfind(text))
+        cache[text] = cached
+    return int(cached[1])
+
+
 def _bracket_inline(state: StateInline, silent: bool) -> bool:
     """``\\(…\\)``: inline math (before markdown-it's escapes, which would eat the ``\\``)."""
     src, pos = state.src, state.pos
     if not src.startswith("\\(", pos):
         return False
+    if pos > _last(state, "\\)"):
+        return False  # no closing delimiter after it (without this, quadratic in "\\(")
     end = src.find("\\)", pos + 2)
     if end < 0 or not src[pos + 2 : end].strip():
         return False
@@ -331,6 +388,8 @@ def _no_code_inside(
     """``rule``, refusing math with a backtick in it: "$10 `$x$`" keeps its code span."""
 
     def guarded(state: StateInline, silent: bool) -> bool:
+        if _counted(state, "$") > MAX_DOLLARS:
+            return False
         start, count = state.pos, len(state.tokens)
         if not rule(state, True):
             return False

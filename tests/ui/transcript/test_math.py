@@ -23,11 +23,15 @@ from PySide6.QtWidgets import QStyleOptionViewItem
 from ui.theme import DARK, LIGHT, Tokens, palette_for
 from ui.transcript.delegate import TranscriptDelegate
 from ui.transcript.math import (
+    MAX_DOLLARS,
+    MAX_ESTIMATE_MS,
     MAX_FORMULA_CHARS,
     MAX_FORMULAS,
     baseline_padding,
     math_image,
     math_pixel_size,
+    nesting_depth,
+    typeset_estimate_ms,
 )
 from ui.transcript.model import TranscriptModel
 from ui.transcript.render import MessageRender, update_render
@@ -282,3 +286,42 @@ def test_unfinished_math_stays_text_while_streaming(qapp: Any) -> None:
     item = model.finish_streaming()
     assert item is not None
     assert sum(len(images(doc)) for doc in docs_of(item)) == 2
+
+
+@pytest.mark.parametrize(
+    ("latex", "depth"),
+    [
+        ("x", 0),
+        ("x^{2}", 1),
+        ("\\frac{\\sqrt{a_{i}}}{b}", 3),
+        ("\\left( \\frac{a}{b} \\right)", 2),
+        ("\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}", 2),
+        ("\\{x\\} \\left\\{ y \\right\\}", 1),  # literal braces do not nest
+        ("\\frac{" * 20 + "x" + "}{y}" * 20, 20),
+    ],
+)
+def test_nesting_depth(latex: str, depth: int) -> None:
+    assert nesting_depth(latex) == depth
+
+
+def test_deeply_nested_math_shows_its_source_without_typesetting(qapp: Any) -> None:
+    """ziamath doubles its time per nesting level (20 nested \\frac never finished): such a
+    formula is refused before it is typeset, so this answer renders at once."""
+    nested = "\\frac{" * 20 + "x" + "}{y}" * 20
+    assert typeset_estimate_ms(nested) > MAX_ESTIMATE_MS
+    assert typeset_estimate_ms("x = \\frac{-b \\pm \\sqrt{b^2-4ac}}{2a}") < MAX_ESTIMATE_MS
+    item = answer(f"Deep ${nested}$ and fine $\\frac{{a}}{{b}}$.")
+    assert len(all_images(item)) == 1
+    assert nested[:30] in text_of(item)
+
+
+def test_too_many_dollars_in_a_paragraph_are_text(qapp: Any) -> None:
+    item = answer(" ".join(["$a$"] * (MAX_DOLLARS // 2 + 1)))
+    assert all_images(item) == []
+    assert text_of(item).count("$a$") == MAX_DOLLARS // 2 + 1
+
+
+def test_unclosed_brackets_stay_text(qapp: Any) -> None:
+    item = answer("open \\(x " * 500 + "and $y$ after")
+    assert len(all_images(item)) == 1  # only $y$
+    assert text_of(item).count("(x") == 500  # CommonMark: an unclosed \( is an escaped (

@@ -18,7 +18,7 @@ from PySide6.QtGui import QTextDocument
 
 from ..theme import SPACE
 from .model import ItemKind, TranscriptItem
-from .render import MAX_RENDERED_CHARS, footer_html, header_html
+from .render import MAX_RENDERED_CHARS, doc_gaps, footer_html, header_html
 
 __all__ = [
     "ACTION_BAR",
@@ -139,7 +139,8 @@ def estimate_body(item: TranscriptItem, width: float, metrics: tuple[float, floa
     per_line = max(int(width / char), 10)
     lines = text.count("\n", 0, length) + length / per_line + 1
     paragraphs = text.count("\n\n", 0, length) + 1
-    return header + footer + lines * line + paragraphs * 6
+    # Prose lines are 150 % tall; each block is followed by a 12 px gap.
+    return header + footer + lines * line * 1.5 + paragraphs * M
 
 
 @dataclass(frozen=True)
@@ -171,8 +172,12 @@ def row_geometry(item: TranscriptItem, docs: list[QTextDocument], rect: QRect) -
     col_left, col_width = column(rect.left(), rect.width())
     col_right = col_left + col_width
     top = rect.top() + box.top
-    body = sum(doc.size().height() for doc in docs)
+    spaces = doc_gaps(docs)
+    body = sum(doc.size().height() for doc in docs) + sum(spaces)
     card_height = body + 2 * box.pad_y
+    if item.kind is ItemKind.USER and docs:
+        # Qt puts a line's extra height under it: a bubble would pad its text more below.
+        card_height -= round(getattr(docs[-1], "leading", 0.0))
     card: QRectF | None = None
     radius: float = CARD_RADIUS
     if item.kind is ItemKind.USER:
@@ -191,8 +196,9 @@ def row_geometry(item: TranscriptItem, docs: list[QTextDocument], rect: QRect) -
     y = float(top + box.pad_y)
     origins: list[QPointF] = []
     sizes: list[tuple[float, float]] = []
-    for doc in docs:
+    for doc, space in zip(docs, spaces, strict=True):
         height = doc.size().height()
+        y += space
         origins.append(QPointF(left, y))
         sizes.append((doc.textWidth(), height))
         y += height
@@ -242,10 +248,14 @@ def doc_at(geometry: RowGeometry, x: float, y: float) -> tuple[int, QPointF] | N
     """The document under view point (x, y) and the point in its coordinates; ``None``: none.
 
     A point left or right of a document (but level with it) still belongs to it, as in a
-    browser, so a drag can start in the margin.
+    browser, so a drag can start in the margin; a point in the space between two documents
+    belongs to the start of the lower one.
     """
     pairs = zip(geometry.origins, geometry.sizes, strict=True)
+    above = None  # where the previous document ends
     for number, (origin, (_width, height)) in enumerate(pairs):
-        if origin.y() <= y < origin.y() + height:
-            return number, QPointF(x - origin.x(), y - origin.y())
+        start = origin.y() if above is None else above
+        if start <= y < origin.y() + height:
+            return number, QPointF(x - origin.x(), max(y - origin.y(), 0.0))
+        above = origin.y() + height
     return None

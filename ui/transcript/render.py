@@ -18,9 +18,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6.QtCore import QUrl
-from PySide6.QtGui import QColor, QFont, QPalette, QTextDocument, QTextOption
+from PySide6.QtGui import (
+    QFont,
+    QFontMetricsF,
+    QPalette,
+    QTextBlock,
+    QTextBlockFormat,
+    QTextDocument,
+    QTextFrame,
+    QTextOption,
+)
 
-from .markdown import long_block_cuts, render_markdown, stable_boundary
+from ..theme import LIGHT, SPACE, TYPE_SCALE, Tokens, tokens_for
+from .markdown import block_cuts, render_markdown
 from .math import attach_math
 from .rows import ItemKind, ToolState, TranscriptItem, reasoning_label
 
@@ -85,7 +95,14 @@ def is_dark(palette: QPalette) -> bool:
 
 
 class _InertDocument(QTextDocument):
-    """A document that never fetches anything (images, style sheets, remote or local)."""
+    """A document that never fetches anything (images, style sheets, remote or local).
+
+    ``margins``: its :func:`outer_margins`, read once when it is built; ``leading``: the
+    space its last line's line height adds under the text (a bubble evens its padding).
+    """
+
+    margins: tuple[float, float] = (0.0, 0.0)
+    leading: float = 0.0
 
     def loadResource(self, type: int, name: QUrl | str) -> Any:
         return None
@@ -121,60 +138,102 @@ def _document(
     doc.setDefaultStyleSheet(css)
     doc.setHtml(html_text)
     attach_math(doc, html_text)  # the images of its formulas, before it is laid out
+    doc.margins = outer_margins(doc)
+    doc.leading = trailing_leading(doc)
     doc.setTextWidth(max(width, 50.0))
     return doc
 
 
-#: WCAG AA contrast for body text; links and tool-card toggles must reach it on their row.
-MIN_LINK_CONTRAST = 4.5
+def trailing_leading(doc: QTextDocument) -> float:
+    """The space a proportional line height (``line-height: 150%``) adds under the last line
+    of ``doc`` (Qt adds it below each line); 0 for any other line height."""
+    fmt = doc.lastBlock().blockFormat()
+    if fmt.lineHeightType() != QTextBlockFormat.LineHeightTypes.ProportionalHeight.value:
+        return 0.0
+    extra = max(fmt.lineHeight() - 100.0, 0.0) / 100.0
+    return extra * QFontMetricsF(doc.defaultFont()).lineSpacing()
 
 
-def _luminance(color: QColor) -> float:
-    def channel(value: float) -> float:
-        return value / 12.92 if value <= 0.03928 else ((value + 0.055) / 1.055) ** 2.4
+_CSS_CACHE: dict[tuple[str, float], str] = {}
 
-    return (
-        0.2126 * channel(color.redF())
-        + 0.7152 * channel(color.greenF())
-        + 0.0722 * channel(color.blueF())
+
+def document_css(tokens: Tokens, point_size: float) -> str:
+    """The style sheet of every row document: the type and spacing scales, the theme's colours.
+
+    Prose has a line height of 150 %; a paragraph or list is followed by 12 px, a heading has
+    space above it (24/20/16 px) and 8 px below; sizes follow :data:`ui.theme.TYPE_SCALE` of
+    ``point_size`` (the body font). Margins between documents are applied by :func:`gaps`.
+    """
+    key = (tokens.name, point_size)
+    cached = _CSS_CACHE.get(key)
+    if cached is not None:
+        return cached
+
+    def size(step: str) -> str:
+        return f"{point_size * TYPE_SCALE[step]:.1f}pt"
+
+    _xs, s, m, _l, xl = SPACE
+    css = (
+        f"body {{ color: {tokens.text}; }} "
+        f"p {{ margin-top: 0px; margin-bottom: {m}px; line-height: 150%; }} "
+        f"li {{ margin-bottom: {_xs}px; line-height: 150%; }} "
+        f"ul, ol {{ margin-top: 0px; margin-bottom: {m}px; }} "
+        f"h1 {{ font-size: {size('h1')}; margin-top: {xl}px; margin-bottom: {s}px; }} "
+        f"h2 {{ font-size: {size('h2')}; margin-top: {xl - 4}px; margin-bottom: {s}px; }} "
+        f"h3, h4, h5, h6 {{ font-size: {size('h3')}; margin-top: {m + 4}px; "
+        f"margin-bottom: {s}px; }} "
+        f"a {{ color: {tokens.link}; }} "
+        f"th {{ font-weight: 600; }} "
+        "pre { font-family: monospace; } "
+        f"code {{ font-family: monospace; background-color: {tokens.code_bg}; }} "
+        f"hr {{ color: {tokens.rule}; }}"
     )
+    _CSS_CACHE[key] = css
+    return css
 
 
-def contrast(a: QColor, b: QColor) -> float:
-    """The WCAG contrast ratio of two colours (1 to 21)."""
-    la, lb = sorted((_luminance(a), _luminance(b)), reverse=True)
-    return (la + 0.05) / (lb + 0.05)
+def outer_margins(doc: QTextDocument) -> tuple[float, float]:
+    """The top margin of ``doc``'s first block or table and the bottom one of its last.
+
+    Qt leaves both out of a document's height (and puts an empty block on each side of a
+    table at either end, which counts as none)."""
+    first: QTextFrame | QTextBlock | None = None
+    last: QTextFrame | QTextBlock | None = None
+    it = doc.rootFrame().begin()
+    while not it.atEnd():
+        child, block = it.currentFrame(), it.currentBlock()
+        element = child if child is not None else (block if block.text() else None)
+        if element is not None:
+            first = element if first is None else first
+            last = element
+        it += 1
+    return _margin(first, top=True), _margin(last, top=False)
 
 
-def readable_link(link: QColor, base: QColor) -> QColor:
-    """``link``, mixed toward white on a dark ``base`` (black on a light one) just until it
-    reaches :data:`MIN_LINK_CONTRAST` — a theme's pure blue on dark grey reads at ~2.4:1."""
-    if contrast(link, base) >= MIN_LINK_CONTRAST:
-        return link
-    target = 1.0 if _luminance(base) < 0.5 else 0.0
-    for step in range(1, 11):
-        t = step / 10
-        mixed = QColor.fromRgbF(
-            link.redF() + (target - link.redF()) * t,
-            link.greenF() + (target - link.greenF()) * t,
-            link.blueF() + (target - link.blueF()) * t,
-        )
-        if contrast(mixed, base) >= MIN_LINK_CONTRAST:
-            return mixed
-    return QColor.fromRgbF(target, target, target)
+def _margin(element: QTextFrame | QTextBlock | None, *, top: bool) -> float:
+    if element is None:
+        return 0.0
+    if isinstance(element, QTextFrame):
+        frame = element.frameFormat()
+        return float(frame.topMargin() if top else frame.bottomMargin())
+    block = element.blockFormat()
+    return float(block.topMargin() if top else block.bottomMargin())
 
 
-def _css(palette: QPalette) -> str:
-    link = readable_link(
-        palette.color(QPalette.ColorRole.Link), palette.color(QPalette.ColorRole.Base)
-    ).name()
-    return (
-        "p { margin-top: 0px; margin-bottom: 6px; } "
-        "h1, h2, h3, h4 { margin-top: 4px; margin-bottom: 4px; } "
-        "ul, ol { margin-top: 0px; margin-bottom: 6px; } "
-        f"a {{ color: {link}; }} "
-        "pre { font-family: monospace; } code { font-family: monospace; }"
-    )
+def doc_gaps(docs: list[QTextDocument]) -> list[float]:
+    """The space above each of ``docs`` (a render's, in order): :func:`gaps` of their margins."""
+    return gaps([getattr(doc, "margins", (0.0, 0.0)) for doc in docs])
+
+
+def gaps(margins: list[tuple[float, float]]) -> list[float]:
+    """The space above each of a stack of documents with these ``(top, bottom)`` margins.
+
+    Like margins inside one document, the larger of the two meeting margins wins; the first
+    document's top and the last one's bottom margin are left out, as Qt leaves them out of
+    one document's height — so blocks stacked as documents are spaced as in one document.
+    """
+    pairs = zip(margins, margins[1:], strict=False)
+    return [0.0][: len(margins)] + [max(above[1], below[0]) for above, below in pairs]
 
 
 @dataclass(slots=True)
@@ -196,6 +255,7 @@ class MessageRender:
     version: int = -1
     last_rendered_chars: int = 0  # how much Markdown the latest update parsed (tests, bench)
     cut: bool = False  # shown as plain text cut at MAX_RENDERED_CHARS (chunks: text, note)
+    tail: bool = False  # the last chunk is the unfinished tail (re-rendered on each update)
 
     def docs(self) -> list[QTextDocument]:
         parts = [self.header] if self.header is not None else []
@@ -207,7 +267,8 @@ class MessageRender:
         return parts
 
     def height(self) -> float:
-        return sum(doc.size().height() for doc in self.docs())
+        docs = self.docs()
+        return sum(doc.size().height() for doc in docs) + sum(doc_gaps(docs))
 
     def set_width(self, width: float) -> None:
         self.width = width
@@ -218,7 +279,7 @@ class MessageRender:
 def header_html(item: TranscriptItem) -> str:
     """The small line above a row (who speaks, or what the row is); empty: none."""
     if item.kind is ItemKind.USER:
-        return "<b>You</b>"
+        return ""  # the bubble says who wrote it
     if item.kind is ItemKind.ASSISTANT:
         if item.joined:
             return ""
@@ -267,22 +328,27 @@ def footer_html(item: TranscriptItem) -> str:
     return ""
 
 
-def tool_html(item: TranscriptItem) -> str:
+def tool_state_token(state: ToolState) -> str:
+    """The colour token a tool card's state words are drawn in."""
+    return {
+        ToolState.DONE: "success",
+        ToolState.FAILED: "danger",
+        ToolState.DENIED: "danger",
+        ToolState.CANCELLED: "muted",
+        ToolState.NOT_RUN: "muted",
+        ToolState.AWAITING_APPROVAL: "warning",
+        ToolState.REQUESTED: "warning",
+        ToolState.UNKNOWN: "warning",
+    }.get(state, "info")
+
+
+def tool_html(item: TranscriptItem, tokens: Tokens = LIGHT) -> str:
     """A tool card: name and state, and when open its arguments and result."""
     call = item.call
     name = html.escape(call.name if call else "tool")
     state = item.state or ToolState.RUNNING
     arrow = "▾" if item.expanded else "▸"
-    colour = {
-        ToolState.DONE: "#2e7d32",
-        ToolState.FAILED: "#c62828",
-        ToolState.DENIED: "#c62828",
-        ToolState.CANCELLED: "#6d4c41",
-        ToolState.NOT_RUN: "#6d4c41",
-        ToolState.AWAITING_APPROVAL: "#8e24aa",
-        ToolState.REQUESTED: "#8e24aa",
-        ToolState.UNKNOWN: "#e65100",
-    }.get(state, "#1565c0")
+    colour = getattr(tokens, tool_state_token(state))
     head = (
         f'<a href="{TOGGLE_SCHEME}:" style="text-decoration:none;">{arrow} Tool '
         f"<b>{name}</b></a> · "
@@ -303,13 +369,18 @@ def update_render(
     render: MessageRender, item: TranscriptItem, font: QFont, palette: QPalette
 ) -> None:
     """Bring ``render`` up to date with ``item`` (only a streaming answer's tail is redone)."""
-    css, width = _css(palette), render.width
+    tokens = tokens_for(palette)
+    css, width = document_css(tokens, font.pointSizeF()), render.width
     small = QFont(font)
-    small.setPointSizeF(max(small.pointSizeF() * 0.85, 6.0))
+    small.setPointSizeF(max(small.pointSizeF() * TYPE_SCALE["small"], 6.0))
     header = header_html(item)
     render.header = _document(header, width, small, css) if header else None
+    if render.header is not None:
+        render.header.margins = (0.0, float(SPACE[0]))  # type: ignore[attr-defined]
     footer = footer_html(item)
     render.footer = _document(footer, width, small, css) if footer else None
+    if render.footer is not None:
+        render.footer.margins = (float(SPACE[1]), 0.0)  # type: ignore[attr-defined]
     # Collapsed, only the label is drawn: a streaming thought must not rebuild (and rescan)
     # its whole text on every frame; open, the shown text is what counts.
     shown = item.reasoning[: shown_end(item.reasoning)] if item.expanded else None
@@ -326,7 +397,7 @@ def update_render(
     if item.kind is ItemKind.TOOL:
         render.chunks = [
             _document(
-                tool_html(item),
+                tool_html(item, tokens),
                 width,
                 font,
                 css,
@@ -371,38 +442,36 @@ def update_render(
     if not render.chunks or not text.startswith(render.stable_text):
         render.chunks, render.code_blocks = [], []
         render.stable_text, render.stable_code, render.stable_plain = "", 0, 0
-    else:
+    elif render.tail:
         render.chunks.pop()  # the old tail; the stable chunks stay as they are
     del render.code_blocks[render.stable_code :]
     start = len(render.stable_text)
-    # Each long block's pieces are rendered on their own (bounded work, the same pieces however
-    # the text arrived); while streaming, everything up to the last finished block is stable.
-    cuts = long_block_cuts(text, start)
-    if item.streaming:
-        cuts.append(stable_boundary(text, start))
-    elif cuts and cuts[-1] == len(text):
-        cuts.pop()  # a finished answer's last piece is its tail
+    # Every block is a document of its own, cut where streaming cuts it (markdown.block_cuts):
+    # the same documents whether the text streamed, finished or was reopened, and a frame
+    # re-renders only the unfinished tail.
     rendered = 0
     boundary = start
-    for cut in cuts:
+    for cut in block_cuts(text, start):
         if cut <= boundary:
             continue
         stable = text[boundary:cut]
-        part = render_markdown(stable, dark=render.dark, code_offset=len(render.code_blocks))
-        render.chunks.append(_document(part.html, width, font, css, source=stable))
-        render.code_blocks.extend(part.code_blocks)
+        if stable.strip():  # blank lines between blocks are spacing, not documents
+            part = render_markdown(stable, dark=render.dark, code_offset=len(render.code_blocks))
+            render.chunks.append(_document(part.html, width, font, css, source=stable))
+            render.code_blocks.extend(part.code_blocks)
+            render.stable_plain += part.plain_blocks
         render.stable_text = text[:cut]
         render.stable_code = len(render.code_blocks)
-        render.stable_plain += part.plain_blocks
         rendered += cut - boundary
         boundary = cut
     tail = text[boundary:]
-    part = render_markdown(tail, dark=render.dark, code_offset=len(render.code_blocks))
-    if item.streaming and not tail.strip() and render.chunks:
-        part.html = ""
-    render.chunks.append(_document(part.html, width, font, css, source=tail))
-    render.code_blocks.extend(part.code_blocks)
-    render.plain_blocks = render.stable_plain + part.plain_blocks
+    render.tail = bool(tail.strip()) or not render.chunks
+    render.plain_blocks = render.stable_plain
+    if render.tail:
+        part = render_markdown(tail, dark=render.dark, code_offset=len(render.code_blocks))
+        render.chunks.append(_document(part.html, width, font, css, source=tail))
+        render.code_blocks.extend(part.code_blocks)
+        render.plain_blocks += part.plain_blocks
     render.last_rendered_chars = rendered + len(tail)
 
 

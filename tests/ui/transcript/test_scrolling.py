@@ -144,3 +144,39 @@ def test_streaming_follows_the_bottom_until_scrolled_up(view: TranscriptView, qt
     QApplication.processEvents()
     assert bar.value() <= held + 1 and bar.value() < bar.maximum()
     assert view.scroller.button.isVisible()
+
+
+def test_a_row_above_growing_keeps_the_reading_position(qapp: Any, qtbot: Any) -> None:
+    from app import ToolCall, ToolMessage
+    from ui.transcript.model import Roles
+
+    widget = TranscriptView()
+    model = TranscriptModel()
+    widget.setModel(model)
+    qtbot.addWidget(widget)
+    widget.resize(900, 700)
+    widget.show()
+    qtbot.waitExposed(widget)
+    result = "\n".join(f"line {i} of a long tool result" for i in range(60))
+    history: list[Any] = [
+        UserMessage("read it"),
+        AssistantMessage("Reading.", (ToolCall("c1", "read_file", {"path": "a.txt"}),)),
+        ToolMessage("c1", "read_file", result),
+    ]
+    for i in range(30):
+        history += [UserMessage(f"question {i}"), AssistantMessage(f"answer {i} " * 40)]
+    model.load_history(history)
+    widget.doItemsLayout()
+    QApplication.processEvents()
+    bar = widget.verticalScrollBar()
+    reading = model.index(30, 0)
+    widget.scrollTo(reading, widget.ScrollHint.PositionAtTop)
+    bar.setValue(bar.value() + 7)  # the person scrolled: reading 7 px into row 30
+    assert not widget.following
+    top = widget.visualRect(reading).top()
+    tool = model.index(2, 0)
+    before = widget.visualRect(tool).height()
+    assert model.setData(tool, True, Roles.EXPANDED)  # the tool card far above opens
+    qtbot.waitUntil(lambda: widget.sizeHintForIndex(tool).height() > before + 500)
+    QApplication.processEvents()
+    assert abs(widget.visualRect(reading).top() - top) <= 1

@@ -55,6 +55,7 @@ __all__ = [
     "code_style",
     "inline_cost",
     "MAX_BLOCK_LINES",
+    "QUOTE_BARS",
     "is_safe_link",
     "block_cuts",
     "long_block_cuts",
@@ -160,6 +161,10 @@ def _formatter(dark: bool) -> HtmlFormatter[str]:
     return formatter
 
 
+# Quotes nested this deep get a bar; deeper ones are only indented. A bar is a table, and Qt
+# lays out nested tables in time doubling per level: 20 nested quotes (markdown-it's nesting
+# limit; a line of "> > > …") took 18.5 s per frame.
+QUOTE_BARS = 2
 # Tables and quotes, drawn with the theme's rules (Qt's rich text has no left border).
 _BOX_RULES = (
     "table_open",
@@ -179,6 +184,7 @@ class _Renderer:
         self.code_offset = code_offset
         self.code_blocks: list[str] = []
         self.link_stack: list[bool] = []
+        self.quotes: list[bool] = []  # per open quote: drawn with a bar (a table)
 
     def install(self, md: MarkdownIt) -> dict[str, Any]:
         rules = _rules(md)
@@ -255,12 +261,16 @@ class _Renderer:
             align = f' style="{html.escape(str(style), quote=True)}"' if style else ""
             return f'<th bgcolor="{theme.code_header}"{align}>'
         if kind == "blockquote_open":
+            self.quotes.append(len(self.quotes) < QUOTE_BARS)
+            if not self.quotes[-1]:
+                return "<blockquote>\n"  # deeper: indented only (nested tables cost 2^depth)
             return (
                 '<table cellspacing="0" cellpadding="0" style="margin-top:0px; '
                 f'margin-bottom:12px;"><tr><td width="3" bgcolor="{theme.rule}"></td>'
                 f'<td style="padding-left:12px; color:{theme.muted};">\n'
             )
-        return "</td></tr></table>\n"  # blockquote_close
+        barred = self.quotes.pop() if self.quotes else False  # blockquote_close
+        return "</td></tr></table>\n" if barred else "</blockquote>\n"
 
     def _highlight(self, source: str, language: str) -> str:
         if not language or len(source) > _MAX_HIGHLIGHT:

@@ -217,3 +217,13 @@ def test_the_persons_messages_have_no_header_and_even_padding(qapp: Any) -> None
     ink_bottom = docs[-1].size().height() - docs[-1].leading  # type: ignore[attr-defined]
     text_bottom = geometry.card.bottom() - (geometry.origins[-1].y() + ink_bottom)
     assert text_top == pytest.approx(text_bottom, abs=1.0)
+
+
+def test_deeply_nested_quotes_get_at_most_two_bars() -> None:
+    from ui.transcript.markdown import QUOTE_BARS
+
+    html = render_markdown("> " * 12 + "deep words\n\n> shallow\n").html
+    assert html.count("<table") == QUOTE_BARS + 1  # Qt lays out nested tables in 2^depth
+    assert html.count("<table") == html.count("</table>")
+    assert html.count("<blockquote>") == html.count("</blockquote>") > 0
+    assert "deep words" in html and "shallow" in html

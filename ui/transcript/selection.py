@@ -17,7 +17,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QPoint, Qt
-from PySide6.QtGui import QGuiApplication, QTextCursor, QTextDocument, QTextLine
+from PySide6.QtGui import (
+    QGuiApplication,
+    QTextBlock,
+    QTextCursor,
+    QTextDocument,
+    QTextFormat,
+    QTextLine,
+    QTextTable,
+)
 
 from .layout import doc_at
 from .model import Roles, TranscriptItem, TranscriptModel
@@ -102,11 +110,57 @@ def line_x(line: QTextLine, pos: int) -> float:
 
 
 def doc_text(doc: QTextDocument, low: int, high: int) -> str:
+    """The text of ``doc`` between two positions, as a browser copies it: a table's cells
+    joined by tabs and its rows by newlines, a formula as its LaTeX source (its alt text)."""
     last = doc_end(doc)
-    cursor = QTextCursor(doc)
-    cursor.setPosition(min(max(low, 0), last))
-    cursor.setPosition(min(max(high, 0), last), QTextCursor.MoveMode.KeepAnchor)
-    return plain(cursor.selectedText())
+    low, high = min(max(low, 0), last), min(max(high, 0), last)
+    parts: list[str] = []
+    previous: tuple[object, int, int] | None = None  # the previous block's table cell
+    block = doc.findBlock(low)
+    while block.isValid() and block.position() <= high:
+        start = max(low, block.position())
+        end = min(high, block.position() + block.length() - 1)
+        cell = _cell_of(block)
+        if parts:
+            next_cell = (
+                cell is not None
+                and previous is not None
+                and cell[:2] == previous[:2]
+                and cell[2] != previous[2]
+            )
+            parts.append("\t" if next_cell else "\n")
+        parts.append(_block_text(block, start, end))
+        previous = cell
+        block = block.next()
+    return plain("".join(parts))
+
+
+def _cell_of(block: QTextBlock) -> tuple[object, int, int] | None:
+    """(table, row, column) of the table cell ``block`` is in; ``None``: not in a table."""
+    table: QTextTable | None = QTextCursor(block).currentTable()  # None outside tables
+    if table is None:
+        return None
+    cell = table.cellAt(block.position())
+    return table, cell.row(), cell.column()
+
+
+def _block_text(block: QTextBlock, start: int, end: int) -> str:
+    """``block``'s text from document position ``start`` to ``end``; images by alt text."""
+    out: list[str] = []
+    it = block.begin()
+    while not it.atEnd():
+        fragment = it.fragment()
+        low = max(start, fragment.position())
+        high = min(end, fragment.position() + fragment.length())
+        if high > low:
+            fmt = fragment.charFormat()
+            if fmt.isImageFormat():
+                alt = fmt.property(QTextFormat.Property.ImageAltText)
+                out.append(str(alt) if alt else "")
+            else:
+                out.append(fragment.text()[low - fragment.position() : high - fragment.position()])
+        it += 1
+    return "".join(out)
 
 
 class TextSelection(QObject):

@@ -472,3 +472,26 @@ def test_right_click_and_shift_f10_open_the_menu(view: TranscriptView, qtbot: An
     assert _menu_shown_by(right_click) == expected
     assert _menu_shown_by(lambda: qtbot.keyClick(view, Qt.Key.Key_F10, SHIFT)) == expected
     assert _menu_shown_by(lambda: qtbot.keyClick(view, Qt.Key.Key_Menu)) == expected
+
+
+def test_copied_tables_are_tab_separated_and_formulas_are_their_source(qapp: Any) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    from ui.theme import LIGHT
+    from ui.transcript.render import _document, document_css
+    from ui.transcript.selection import doc_end, doc_text
+
+    css = document_css(LIGHT, QApplication.font().pointSizeF())
+
+    def text_of(markdown: str) -> str:
+        from ui.transcript.markdown import render_markdown
+
+        doc = _document(render_markdown(markdown).html, 600, QApplication.font(), css)
+        return doc_text(doc, 0, doc_end(doc))
+
+    table = text_of("| a | b |\n|---|---|\n| 1 | $x^2$ |\n| 3 | 4 |\n")
+    assert table.strip("\n") == "a\tb\n1\t$x^2$\n3\t4"
+    assert "\ufdd0" not in table and "\ufdd1" not in table  # no frame marks on the clipboard
+    assert text_of("Roots $x = \\frac{1}{2}$ here.\n") == "Roots $x = \\frac{1}{2}$ here."
+    code = text_of("```python\nx = 1\ny = 2\n```\n")
+    assert "x = 1\ny = 2" in code

@@ -218,11 +218,13 @@ async def main():
         await until(lambda: not w.controller.busy, within=60)
         w.transcript.follow()
         await shot(w, "answer_rich")
-        # Hover the answer: its action bar (Copy) shows.
+        # Hover the person's message (the latest answer shows its actions anyway): its Copy shows.
         answer_row = len(w.transcript_model.items()) - 1
-        rect = w.transcript.visualRect(w.transcript.model().index(answer_row, 0))
+        w.transcript.scrollToTop()
+        rect = w.transcript.visualRect(w.transcript.model().index(answer_row - 1, 0))
         QTest.mouseMove(w.transcript.viewport(), rect.center())
         await shot(w, "hover_actions")
+        w.transcript.follow()
         drag_select(w.transcript, answer_row, 6)
         await shot(w, "selection")
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import shiboken6
 from PySide6.QtCore import (
     QEvent,
     QModelIndex,
@@ -32,18 +33,28 @@ from PySide6.QtGui import (
     QPainter,
     QPainterPath,
     QPen,
+    QTextCursor,
+    QTextDocument,
 )
 from PySide6.QtWidgets import QAbstractItemView, QStyleOptionViewItem
 
 from ..theme import SPACE, TYPE_SCALE, Tokens
 from .layout import ROW_ACTIONS, RowAction, RowGeometry, action_rects
+from .markdown import COPY_LABEL
 from .model import ItemKind, Roles, TranscriptItem, TranscriptModel
 from .rows import copy_text
 
 if TYPE_CHECKING:
     from .delegate import TranscriptDelegate
 
-__all__ = ["ACTION_SCHEME", "COPIED_MS", "RowActions", "keeps_actions", "small_font"]
+__all__ = [
+    "ACTION_SCHEME",
+    "COPIED_MS",
+    "RowActions",
+    "keeps_actions",
+    "relabel_anchor",
+    "small_font",
+]
 
 #: A message's action runs as the anchor ``continuum-action:<name>``.
 ACTION_SCHEME = "continuum-action"
@@ -52,6 +63,32 @@ COPIED_MS = 1500
 BUTTON_PAD = SPACE[1]
 ICON = 12
 _SHOWN_AFTER = (ItemKind.NOTE, ItemKind.DRAFT)  # rows that leave an answer the latest
+
+
+COPIED_WORD = "Copied"
+
+
+def relabel_anchor(doc: QTextDocument, href: str, words: str) -> str | None:
+    """Replace the text of the link ``href`` in ``doc`` by ``words`` (same format); returns
+    the text it had, ``None`` when ``doc`` has no such link."""
+    block = doc.begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            fragment = it.fragment()
+            fmt = fragment.charFormat()
+            if fmt.isAnchor() and fmt.anchorHref() == href:
+                cursor = QTextCursor(doc)
+                cursor.setPosition(fragment.position())
+                cursor.setPosition(
+                    fragment.position() + fragment.length(), QTextCursor.MoveMode.KeepAnchor
+                )
+                old = fragment.text()
+                cursor.insertText(words, fmt)
+                return old
+            it += 1
+        block = block.next()
+    return None
 
 
 def small_font(font: QFont) -> QFont:
@@ -245,6 +282,25 @@ class RowActions(QObject):
             self.update_row(old[1])
         self.update_row(self.done[1])
         self.done_timer.start()
+
+    def code_copied(
+        self, docs: list[QTextDocument], index: QModelIndex | QPersistentModelIndex, href: str
+    ) -> None:
+        """A code block's Copy link says "✓ Copied" for :data:`COPIED_MS`, then "Copy" again
+        (edited in its document in place: nothing is re-rendered or re-laid out)."""
+        for doc in docs:
+            if relabel_anchor(doc, href, f"✓ {COPIED_WORD}") is None:
+                continue
+            row = QPersistentModelIndex(index)
+            self.update_row(row)
+
+            def restore(doc: QTextDocument = doc, row: QPersistentModelIndex = row) -> None:
+                if shiboken6.isValid(doc):  # the row may have been re-rendered since
+                    relabel_anchor(doc, href, COPY_LABEL)
+                    self.update_row(row)
+
+            QTimer.singleShot(COPIED_MS, self, restore)  # not after the view is gone
+            return
 
     def _done_over(self) -> None:
         done, self.done = self.done, None

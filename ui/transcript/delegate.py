@@ -374,9 +374,10 @@ class TranscriptDelegate(QStyledItemDelegate):
                 code = render.code_blocks[int(anchor.split(":", 1)[1])] if render else None
             except (ValueError, IndexError):
                 code = None
-            if code is not None:
+            if code is not None and render is not None:
                 QGuiApplication.clipboard().setText(code)
                 self.codeCopied.emit(code)
+                self.actions.code_copied(render.chunks, index, anchor)
             return True
         if anchor.startswith(f"{TOGGLE_SCHEME}:"):
             model = index.model()

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from pygments.formatters import HtmlFormatter  # type: ignore[import-untyped]
 
 __all__ = [
+    "COPY_LABEL",
     "COPY_SCHEME",
     "INLINE_BUDGET",
     "RenderedHtml",
@@ -64,6 +65,8 @@ __all__ = [
 ]
 
 COPY_SCHEME = "continuum-copy"
+#: The words of a code block's copy link.
+COPY_LABEL = "Copy"
 SAFE_SCHEMES = frozenset({"http", "https"})
 # Pygments on a long unfenced block is the slowest part; beyond this a block stays plain.
 _MAX_HIGHLIGHT = 200_000
@@ -240,7 +243,8 @@ class _Renderer:
             f'style="margin-top:4px; margin-bottom:12px; border-color:{theme.border};">'
             f'<tr><td bgcolor="{theme.code_header}" style="padding-top:4px; padding-bottom:4px;">'
             f'<span style="font-size:small; color:{theme.muted};">{label}</span>'
-            f'&nbsp;&nbsp;<a href="{COPY_SCHEME}:{number}" style="font-size:small;">Copy</a>'
+            f'&nbsp;&nbsp;<a href="{COPY_SCHEME}:{number}" style="font-size:small;">'
+            f"{COPY_LABEL}</a>"
             f"</td></tr>"
             f'<tr><td><pre style="margin:0; white-space:pre-wrap; color:{theme.code_text};">'
             f"{body}</pre></td></tr></table>\n"

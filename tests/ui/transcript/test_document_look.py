@@ -227,3 +227,30 @@ def test_deeply_nested_quotes_get_at_most_two_bars() -> None:
     assert html.count("<table") == html.count("</table>")
     assert html.count("<blockquote>") == html.count("</blockquote>") > 0
     assert "deep words" in html and "shallow" in html
+
+
+def test_a_code_blocks_copy_link_says_copied_for_a_moment(qapp: Any, qtbot: Any) -> None:
+    model = TranscriptModel()
+    model.load_history([UserMessage("code?"), AssistantMessage("Here:\n\n```python\nx = 1\n```\n")])
+    view = TranscriptView()
+    qtbot.addWidget(view)
+    view.setModel(model)
+    view.resize(800, 600)
+    view.show()
+    qtbot.waitExposed(view)
+    assert "continuum-copy:0" in view.anchors(1)
+
+    def strip() -> str:
+        option = view._option(model.index(1, 0))
+        render = view.delegate.render_for(
+            model.item(1), view.delegate.width_for(model.item(1), option), option
+        )
+        return next(doc.toPlainText() for doc in render.chunks if "x = 1" in doc.toPlainText())
+
+    height = view.visualRect(model.index(1, 0)).height()
+    view.activate_anchor(1, "continuum-copy:0")
+    assert QApplication.clipboard().text() == "x = 1"
+    assert "✓ Copied" in strip()
+    assert view.visualRect(model.index(1, 0)).height() == height  # nothing reflows
+    qtbot.waitUntil(lambda: "✓ Copied" not in strip(), timeout=5000)
+    assert "Copy" in strip()

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEasingCurve, QPersistentModelIndex, Qt, QVariantAnimation
-from PySide6.QtGui import QKeyEvent, QWheelEvent
-from PySide6.QtWidgets import QApplication, QToolButton
+from PySide6.QtGui import QColor, QKeyEvent, QWheelEvent
+from PySide6.QtWidgets import QApplication, QGraphicsDropShadowEffect, QToolButton
 
 if TYPE_CHECKING:
     from .view import TranscriptView
@@ -44,6 +44,12 @@ class Scroller:
             " background: palette(base); color: palette(text); font-size: 16px; }"
             " QToolButton#jumpToLatest:hover { background: palette(alternate-base); }"
         )
+        # A soft shadow lifts it off the text it floats over (a 1 px rim alone got lost in it).
+        shadow = QGraphicsDropShadowEffect(self.button)
+        shadow.setBlurRadius(12)
+        shadow.setOffset(0, 2)
+        shadow.setColor(QColor(0, 0, 0, 90))
+        self.button.setGraphicsEffect(shadow)
         self.button.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # End reaches it from the keys
         self.button.clicked.connect(view.follow)
         self.button.hide()

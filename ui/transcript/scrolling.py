@@ -9,6 +9,8 @@ from PySide6.QtCore import QEasingCurve, QPersistentModelIndex, Qt, QVariantAnim
 from PySide6.QtGui import QColor, QKeyEvent, QWheelEvent
 from PySide6.QtWidgets import QApplication, QGraphicsDropShadowEffect, QToolButton
 
+from ..theme import tokens_for
+
 if TYPE_CHECKING:
     from .view import TranscriptView
 
@@ -38,12 +40,7 @@ class Scroller:
         self.button.setToolTip("Jump to latest")
         self.button.setText("↓")
         self.button.setFixedSize(36, 36)
-        # Round, on the transcript's own colours (palette roles follow the theme's tokens).
-        self.button.setStyleSheet(
-            "QToolButton#jumpToLatest { border-radius: 18px; border: 1px solid palette(mid);"
-            " background: palette(base); color: palette(text); font-size: 16px; }"
-            " QToolButton#jumpToLatest:hover { background: palette(alternate-base); }"
-        )
+        self.restyle()
         # A soft shadow lifts it off the text it floats over (a 1 px rim alone got lost in it).
         shadow = QGraphicsDropShadowEffect(self.button)
         shadow.setBlurRadius(12)
@@ -141,6 +138,15 @@ class Scroller:
             return False
         event.accept()
         return True
+
+    def restyle(self) -> None:
+        """Round, on the transcript's theme colours (again after each theme change)."""
+        t = tokens_for(self.view.palette())
+        self.button.setStyleSheet(
+            f"QToolButton#jumpToLatest {{ border-radius: 18px; border: 1px solid {t.border};"
+            f" background: {t.surface}; color: {t.text}; font-size: 16px; }}"
+            f" QToolButton#jumpToLatest:hover {{ background: {t.code_header}; }}"
+        )
 
     def update_button(self) -> None:
         """Show the button only when not following and there is content below."""

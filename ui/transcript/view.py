@@ -128,6 +128,8 @@ class TranscriptView(QListView):
     def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.FontChange:
             self.delegate.forget()
+        if event.type() == QEvent.Type.PaletteChange:
+            self.scroller.restyle()  # a style sheet does not follow a theme change itself
         super().changeEvent(event)
 
     def mousePressEvent(self, event: QMouseEvent) -> None:

@@ -180,3 +180,17 @@ def test_a_row_above_growing_keeps_the_reading_position(qapp: Any, qtbot: Any) -
     qtbot.waitUntil(lambda: widget.sizeHintForIndex(tool).height() > before + 500)
     QApplication.processEvents()
     assert abs(widget.visualRect(reading).top() - top) <= 1
+
+
+def test_the_jump_button_follows_a_theme_change(view: TranscriptView, qtbot: Any) -> None:
+    from ui.theme import DARK, LIGHT, palette_for
+
+    QApplication.setPalette(palette_for(LIGHT))
+    qtbot.waitUntil(lambda: LIGHT.surface in view.scroller.button.styleSheet())
+    QApplication.setPalette(palette_for(DARK))  # View → Theme → Dark, or the desktop's scheme
+    qtbot.waitUntil(lambda: DARK.surface in view.scroller.button.styleSheet())
+    button = view.scroller.button
+    button.show()
+    image = button.grab().toImage()
+    centre = image.pixelColor(button.width() // 2 - 8, button.height() // 2)
+    assert centre.lightness() < 80  # a dark button, not the white it stayed before

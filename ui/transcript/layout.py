@@ -17,8 +17,9 @@ from PySide6.QtCore import QPointF, QRect, QRectF
 from PySide6.QtGui import QTextDocument
 
 from ..theme import SPACE
+from .document import doc_gaps
 from .model import ItemKind, TranscriptItem
-from .render import MAX_RENDERED_CHARS, doc_gaps, footer_html, header_html
+from .render import MAX_RENDERED_CHARS, footer_html, header_html
 
 __all__ = [
     "ACTION_BAR",

@@ -478,7 +478,8 @@ def test_copied_tables_are_tab_separated_and_formulas_are_their_source(qapp: Any
     from PySide6.QtWidgets import QApplication
 
     from ui.theme import LIGHT
-    from ui.transcript.render import _document, document_css
+    from ui.transcript.document import document_css
+    from ui.transcript.render import _document
     from ui.transcript.selection import doc_end, doc_text
 
     css = document_css(LIGHT, QApplication.font().pointSizeF())

@@ -1,26 +1,32 @@
-"""The conversation list: newest first, a badge on resumable ones, full-text search.
+"""The conversation list: grouped by date, newest first, a badge on resumable ones, search.
+
+Rows are painted by :mod:`ui.sidebar_rows` (a date-group header above a group's first row,
+the plain title elided with "…", the Resume badge inside the visible width); the words are
+decided in :mod:`ui.sidebar_text`. Moving through the list with the keyboard opens the
+conversation moved to, as a click does, and the highlight follows what is open.
 
 Search runs in SQLite (FTS5, through ``AppServices.search``) after a short pause in typing;
-while a query is active the list shows the matching conversations with the matched snippet.
+while a query is active the list shows the matching conversations, the match highlighted,
+or says that nothing matches.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from datetime import datetime
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, QRect, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QKeyEvent, QPainter
+from PySide6.QtCore import QEvent, QPoint, Qt, QTimer, Signal
+from PySide6.QtGui import QKeyEvent, QPalette
 from PySide6.QtWidgets import (
-    QHBoxLayout,
+    QAbstractItemView,
+    QFrame,
     QInputDialog,
+    QLabel,
     QLineEdit,
-    QListWidget,
     QListWidgetItem,
     QMenu,
     QMessageBox,
     QPushButton,
-    QStyledItemDelegate,
-    QStyleOptionViewItem,
     QVBoxLayout,
     QWidget,
 )
@@ -28,12 +34,26 @@ from PySide6.QtWidgets import (
 from app import SessionInfo
 
 from .plain import plain_message_box, plain_tooltip
+from .sidebar_rows import (
+    BADGE_ROLE,
+    FIRST_ROLE,
+    GROUP_ROLE,
+    SESSION_ROLE,
+    SNIPPET_ROLE,
+    ConversationList,
+    RowDelegate,
+)
+from .sidebar_text import (
+    accessible_text,
+    date_group,
+    display_title,
+    group_labels,
+    no_match_text,
+    query_terms,
+)
+from .theme import SPACE, tokens_for
 
-__all__ = ["Sidebar", "ask_confirmation", "ask_title"]
-
-SESSION_ROLE = Qt.ItemDataRole.UserRole + 1
-BADGE_ROLE = Qt.ItemDataRole.UserRole + 2
-SNIPPET_ROLE = Qt.ItemDataRole.UserRole + 3
+__all__ = ["SESSION_ROLE", "Sidebar", "ask_confirmation", "ask_title"]
 
 
 def ask_confirmation(parent: QWidget, title: str, text: str) -> bool:
@@ -54,36 +74,6 @@ def ask_title(parent: QWidget, current: str) -> str | None:
     return text.strip() if ok and text.strip() else None
 
 
-class _BadgeDelegate(QStyledItemDelegate):
-    """Draws the "Resume" pill on conversations that can be resumed."""
-
-    def paint(
-        self,
-        painter: QPainter,
-        option: QStyleOptionViewItem,
-        index: QModelIndex | QPersistentModelIndex,
-    ) -> None:
-        badge = bool(index.data(BADGE_ROLE))
-        if badge:
-            option.rect = option.rect.adjusted(0, 0, -64, 0)
-        super().paint(painter, option, index)
-        if not badge:
-            return
-        option.rect = option.rect.adjusted(0, 0, 64, 0)
-        painter.save()
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        rect = QRect(option.rect.right() - 60, option.rect.center().y() - 9, 56, 18)
-        painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(QColor(230, 120, 0))
-        painter.drawRoundedRect(rect, 9, 9)
-        painter.setPen(QColor("white"))
-        font = painter.font()
-        font.setPointSizeF(max(font.pointSizeF() * 0.8, 6.0))
-        painter.setFont(font)
-        painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, "Resume")
-        painter.restore()
-
-
 class Sidebar(QWidget):
     sessionActivated = Signal(str)
     newRequested = Signal()
@@ -93,28 +83,44 @@ class Sidebar(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        #: What "now" is for the date groups (tests set a fixed time).
+        self.clock: Callable[[], datetime] = lambda: datetime.now().astimezone()
+        self.new_button = QPushButton("New conversation")
+        self.new_button.setObjectName("newConversationButton")
+        self.new_button.setAccessibleName("New conversation")
+        self.new_button.setToolTip("New conversation (Ctrl+N)")
         self.search = QLineEdit()
         self.search.setObjectName("sidebarSearch")
         self.search.setAccessibleName("Search conversations")
-        self.search.setPlaceholderText("Search all conversations (Ctrl+F)")
+        self.search.setPlaceholderText("Search conversations")
+        self.search.setToolTip("Search all conversations (Ctrl+F)")
         self.search.setClearButtonEnabled(True)
-        self.new_button = QPushButton("New")
-        self.new_button.setObjectName("newConversationButton")
-        self.new_button.setToolTip("New conversation (Ctrl+N)")
-        self.list = QListWidget()
+        self.empty = QLabel()
+        self.empty.setObjectName("sidebarNoMatch")
+        self.empty.setTextFormat(Qt.TextFormat.PlainText)  # the query is the person's text
+        self.empty.setWordWrap(True)
+        self.empty.setContentsMargins(SPACE[2], SPACE[1], SPACE[1], SPACE[1])
+        self.empty.hide()
+        self._terms: list[str] = []
+        self.list = ConversationList()
         self.list.setObjectName("sidebar")
-        self.list.setAccessibleName("sidebar")
-        self.list.setItemDelegate(_BadgeDelegate(self.list))
+        self.list.setAccessibleName("Conversations")
+        self.list.setItemDelegate(RowDelegate(self.list, lambda: self._terms))
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-        self.list.setUniformItemSizes(True)
-        top = QHBoxLayout()
-        top.addWidget(self.search, 1)
-        top.addWidget(self.new_button)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.list.setFrameShape(QFrame.Shape.NoFrame)
+        self.list.setMouseTracking(True)  # the hover card
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 6, 0, 6)
-        layout.addLayout(top)
+        layout.setContentsMargins(SPACE[1], SPACE[1], 0, SPACE[1])
+        layout.setSpacing(SPACE[1])
+        layout.addWidget(self.new_button)
+        layout.addWidget(self.search)
+        layout.addWidget(self.empty)
         layout.addWidget(self.list, 1)
         self.setMinimumWidth(200)
+        self._apply_tokens()
 
         self._sessions: list[SessionInfo] = []
         self._badges: set[str] = set()
@@ -127,19 +133,38 @@ class Sidebar(QWidget):
         self.new_button.clicked.connect(self.newRequested)
         self.list.itemActivated.connect(self._activated)
         self.list.itemClicked.connect(self._activated)
+        self.list.moved.connect(self._activated)
         self.list.customContextMenuRequested.connect(self._menu)
 
     def cancel_pending_search(self) -> None:
         """Drop a search still waiting for its debounce (the window is closing)."""
         self._debounce.stop()
 
+    # --- look ------------------------------------------------------------------------------
+
+    def _apply_tokens(self) -> None:
+        """The list on the window's colour (the transcript has the surface); the no-match line
+        muted. Palettes, not style sheets, so a theme change reaches them (see changeEvent)."""
+        tokens = tokens_for(self.palette())
+        palette = self.list.palette()
+        palette.setColor(QPalette.ColorRole.Base, tokens.color("window"))
+        self.list.setPalette(palette)
+        muted = self.empty.palette()
+        muted.setColor(QPalette.ColorRole.WindowText, tokens.color("muted"))
+        self.empty.setPalette(muted)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._apply_tokens()
+
     # --- content ---------------------------------------------------------------------------
 
     def set_sessions(self, sessions: Iterable[SessionInfo], badges: set[str]) -> None:
-        self._sessions = sorted(sessions, key=lambda s: s.updated_at, reverse=True)
+        self._sessions = sorted(sessions, key=_changed_at, reverse=True)
         self._badges = set(badges)
         if not self.search.text().strip():
-            self._fill([(s, None) for s in self._sessions])
+            self.show_all()
 
     def set_search_results(self, hits: list[tuple[str, str]]) -> None:
         """``hits``: (session id, snippet) in rank order; one row per conversation."""
@@ -151,47 +176,63 @@ class Sidebar(QWidget):
             if info is not None and session_id not in seen:
                 seen.add(session_id)
                 rows.append((info, snippet))
-        self._fill(rows)
+        query = self.search.text().strip()
+        self._terms = query_terms(query)
+        self._fill(rows, grouped=False)
+        self.empty.setText(no_match_text(query))
+        self.empty.setVisible(not rows)
 
     def show_all(self) -> None:
-        self._fill([(s, None) for s in self._sessions])
+        self._terms = []
+        self.empty.hide()
+        self._fill([(s, None) for s in self._sessions], grouped=True)
 
-    def _fill(self, rows: list[tuple[SessionInfo, str | None]]) -> None:
+    def _fill(self, rows: list[tuple[SessionInfo, str | None]], *, grouped: bool) -> None:
+        now = self.clock()
+        labels = group_labels([_changed_at(info) for info, _ in rows], now)
         self.list.clear()
-        for info, snippet in rows:
-            title = info.title or "Untitled conversation"
-            text = title if snippet is None else f"{title}\n  {snippet}"
-            item = QListWidgetItem(text)
-            item.setData(SESSION_ROLE, info.id)
+        for row, (info, snippet) in enumerate(rows):
+            title = display_title(info.title)
             resumable = info.id in self._badges
+            item = QListWidgetItem(title)
+            item.setData(SESSION_ROLE, info.id)
             item.setData(BADGE_ROLE, resumable)
             item.setData(SNIPPET_ROLE, snippet)
-            item.setToolTip(plain_tooltip(title + (" — can be resumed" if resumable else "")))
+            item.setData(GROUP_ROLE, labels[row] if grouped else None)
+            item.setData(FIRST_ROLE, row == 0)
+            item.setToolTip(plain_tooltip(accessible_text(title, resumable)))
+            item.setData(Qt.ItemDataRole.AccessibleTextRole, accessible_text(title, resumable))
             item.setData(
-                Qt.ItemDataRole.AccessibleTextRole,
-                title + (", can be resumed" if resumable else ""),
+                Qt.ItemDataRole.AccessibleDescriptionRole, date_group(_changed_at(info), now)
             )
             self.list.addItem(item)
             if info.id == self._current:
-                item.setSelected(True)
                 self.list.setCurrentItem(item)
 
     def set_current(self, session_id: str | None) -> None:
+        """Highlight the open conversation (none: nothing highlighted)."""
         self._current = session_id
         for row in range(self.list.count()):
             item = self.list.item(row)
             if item.data(SESSION_ROLE) == session_id:
                 self.list.setCurrentItem(item)
+                self.list.scrollToItem(item)
                 return
         self.list.clearSelection()
 
     def session_ids(self) -> list[str]:
         return [self.list.item(r).data(SESSION_ROLE) for r in range(self.list.count())]
 
+    def group_headers(self) -> list[tuple[int, str]]:
+        """(row, label) of each date-group header shown above a row."""
+        rows = (self.list.item(r) for r in range(self.list.count()))
+        return [(r, item.data(GROUP_ROLE)) for r, item in enumerate(rows) if item.data(GROUP_ROLE)]
+
     def has_badge(self, session_id: str) -> bool:
         return session_id in self._badges
 
     def title_of(self, session_id: str) -> str:
+        """The conversation's stored title (as the person or the model wrote it)."""
         for info in self._sessions:
             if info.id == session_id:
                 return info.title or "Untitled conversation"
@@ -206,7 +247,7 @@ class Sidebar(QWidget):
 
     def _menu(self, pos: QPoint) -> None:
         item = self.list.itemAt(pos)
-        if item is None:
+        if item is None or self.list.on_header(pos):
             return
         session_id = item.data(SESSION_ROLE)
         menu = QMenu(self)
@@ -225,7 +266,7 @@ class Sidebar(QWidget):
 
     def delete(self, session_id: str) -> bool:
         """Ask first; emits ``deleteRequested`` only when the person confirms."""
-        title = self.title_of(session_id)
+        title = display_title(self.title_of(session_id))
         if not ask_confirmation(
             self,
             "Delete conversation",
@@ -242,3 +283,7 @@ class Sidebar(QWidget):
                 self.delete(item.data(SESSION_ROLE))
                 return
         super().keyPressEvent(event)
+
+
+def _changed_at(info: SessionInfo) -> float:
+    return info.updated_at or info.created_at

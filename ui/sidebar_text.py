@@ -1,0 +1,218 @@
+"""What the sidebar says: plain titles, date-group labels and the search match spans.
+
+Pure functions (no Qt) so each rule is a table test:
+
+* :func:`plain_title` — a conversation title with its Markdown taken off (headings, emphasis,
+  code, links, list and quote markers) and its whitespace collapsed. HTML-looking text is left
+  as it is: titles are shown as plain text, so ``<b>`` is two characters, not markup to remove.
+* :func:`date_group` / :func:`group_labels` — Today, Yesterday, Previous 7 days, Previous 30
+  days, then one group per month ("November 2026"), decided by calendar days in ``now``'s zone.
+* :func:`match_spans` / :func:`snippet_spans` — the parts of a title or a search snippet to
+  highlight: the query's words in a title, the ``[bracketed]`` match in an FTS snippet.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+__all__ = [
+    "MONTHS",
+    "UNTITLED",
+    "Span",
+    "accessible_text",
+    "date_group",
+    "display_title",
+    "group_labels",
+    "match_spans",
+    "no_match_text",
+    "plain_title",
+    "query_terms",
+    "snippet_spans",
+]
+
+UNTITLED = "Untitled conversation"
+MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
+
+#: A run of text and whether it is highlighted (a search match).
+Span = tuple[str, bool]
+
+# --- titles -------------------------------------------------------------------------------
+
+_ESCAPABLE = r"\\`*_{}\[\]()#+\-.!>~|"
+_ESCAPE = re.compile(rf"\\([{_ESCAPABLE}])")
+_PRIVATE = 0xE000  # escaped characters wait here (private use) while the markers go
+
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})[^`]*$")
+_RULE = re.compile(r"^\s*([-*_])(\s*\1){2,}\s*$")
+_LINE_START = re.compile(r"^\s*(?:>\s*)*(?:#{1,6}(?=\s|$)|[-*+](?=\s)|\d{1,3}[.)](?=\s))?\s*")
+_CLOSING_HASHES = re.compile(r"\s+#+\s*$")
+_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
+_LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
+_AUTOLINK = re.compile(r"<((?:https?|mailto|ftp):[^>\s]+)>")
+_CODE = re.compile(r"(`+)(.+?)\1")
+# Emphasis delimiters: a run of * or _ touching a word on one side only ("**must*", "_x_");
+# one between two word characters (snake_case, 2*3) or between spaces (a * b) is kept.
+_STAR = re.compile(r"(?<![\w*])\*+(?=[^\s*])|(?<=[^\s*])\*+(?![\w*])")
+_UNDERSCORE = re.compile(r"(?<![^\W_])_+(?=[^\s_])|(?<=[^\s_])_+(?![^\W_])")
+_STRIKE = re.compile(r"~~")
+
+
+def _hide_escapes(text: str) -> str:
+    return _ESCAPE.sub(lambda m: chr(_PRIVATE + ord(m.group(1))), text)
+
+
+def _restore_escapes(text: str) -> str:
+    return re.sub("[\ue000-\ue07f]", lambda m: chr(ord(m.group(0)) - _PRIVATE), text)
+
+
+def plain_title(text: str | None) -> str:
+    """``text`` without Markdown, on one line with single spaces ("" when nothing is left)."""
+    if not text:
+        return ""
+    lines: list[str] = []
+    for line in _hide_escapes(text).splitlines():
+        if _FENCE.match(line) or _RULE.match(line):
+            continue
+        line = _LINE_START.sub("", line, count=1)
+        line = _CLOSING_HASHES.sub("", line)
+        lines.append(line)
+    flat = " ".join(lines)
+    flat = _IMAGE.sub(r"\1", flat)
+    flat = _LINK.sub(r"\1", flat)
+    flat = _AUTOLINK.sub(r"\1", flat)
+    flat = _CODE.sub(lambda m: m.group(2).strip(), flat)
+    flat = flat.replace("`", "")
+    flat = _STAR.sub("", flat)
+    flat = _UNDERSCORE.sub("", flat)
+    flat = _STRIKE.sub("", flat)
+    return " ".join(_restore_escapes(flat).split())
+
+
+def display_title(text: str | None) -> str:
+    """What the sidebar shows for a conversation titled ``text``."""
+    return plain_title(text) or UNTITLED
+
+
+def accessible_text(title: str, resumable: bool) -> str:
+    """What a screen reader says for one conversation."""
+    return f"{title} — can be resumed" if resumable else title
+
+
+# --- date groups --------------------------------------------------------------------------
+
+
+def date_group(when: float, now: datetime) -> str:
+    """The group of a conversation last changed at ``when`` (a Unix time), seen at ``now``.
+
+    Calendar days in ``now``'s time zone (the local one when ``now`` is naive): a time after
+    ``now`` (a clock set back) is Today."""
+    then = datetime.fromtimestamp(when, now.tzinfo) if now.tzinfo else datetime.fromtimestamp(when)
+    days = (now.date() - then.date()).days
+    if days <= 0:
+        return "Today"
+    if days == 1:
+        return "Yesterday"
+    if days <= 7:
+        return "Previous 7 days"
+    if days <= 30:
+        return "Previous 30 days"
+    return f"{MONTHS[then.month - 1]} {then.year}"
+
+
+def group_labels(times: Iterable[float], now: datetime) -> list[str | None]:
+    """For rows in display order, the header above each row: the group's label on the first
+    row of a group, ``None`` on the others."""
+    labels: list[str | None] = []
+    previous: str | None = None
+    for when in times:
+        group = date_group(when, now)
+        labels.append(group if group != previous else None)
+        previous = group
+    return labels
+
+
+# --- search -------------------------------------------------------------------------------
+
+_TERM = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+_MARK = re.compile(r"\[([^\[\]\n]*[^\W_][^\[\]\n]*)\](?!\()")
+
+
+def query_terms(query: str) -> list[str]:
+    """The words of a search (quotes, operators and punctuation dropped; longest first so a
+    longer word wins where two overlap)."""
+    words = {w.casefold() for w in _TERM.findall(query)} - {"and", "or", "not", "near"}
+    return sorted(words, key=lambda w: (-len(w), w))
+
+
+def _merge(text: str, ranges: list[tuple[int, int]]) -> list[Span]:
+    spans: list[Span] = []
+    at = 0
+    for start, end in sorted(ranges):
+        if end <= at:
+            continue
+        start = max(start, at)
+        if start > at:
+            spans.append((text[at:start], False))
+        spans.append((text[start:end], True))
+        at = end
+    if at < len(text):
+        spans.append((text[at:], False))
+    return spans
+
+
+def match_spans(text: str, terms: Sequence[str]) -> list[Span]:
+    """``text`` cut into runs, the ones starting with a query word (case-insensitively, as
+    FTS prefix-matches words) highlighted to the word's end."""
+    if not terms or not text:
+        return [(text, False)] if text else []
+    folded = text.casefold()
+    if len(folded) != len(text):  # a character that folds to two: no safe offsets
+        folded = text.lower()
+        if len(folded) != len(text):
+            return [(text, False)]
+    ranges: list[tuple[int, int]] = []
+    for word in _TERM.finditer(folded):
+        if any(word.group(0).startswith(term) for term in terms):
+            ranges.append(word.span())
+    return _merge(text, ranges)
+
+
+def snippet_spans(snippet: str) -> list[Span]:
+    """A search snippet (its match in ``[brackets]``, as the store marks it) as runs on one
+    line; a bracketed run followed by ``(`` is a Markdown link, not a mark."""
+    flat = " ".join(snippet.split())
+    ranges: list[tuple[int, int]] = []
+    parts: list[str] = []
+    at = 0
+    length = 0
+    for mark in _MARK.finditer(flat):
+        before = flat[at : mark.start()]
+        parts.append(before)
+        length += len(before)
+        inner = mark.group(1)
+        parts.append(inner)
+        ranges.append((length, length + len(inner)))
+        length += len(inner)
+        at = mark.end()
+    parts.append(flat[at:])
+    return _merge("".join(parts), ranges)
+
+
+def no_match_text(query: str) -> str:
+    """The line shown when a search finds nothing."""
+    return f"No conversations match “{' '.join(query.split())}”"

@@ -1,10 +1,20 @@
 """``ApprovalCard``: "may this tool run?" — shown right under the transcript, above the composer.
 
-It shows the pending call (the tool, its arguments; a unified diff for ``edit_file``, the path
-and a content preview for ``write_file``) and three buttons: Allow once / Allow for this
-conversation / Deny. Each request is an ``asyncio.Future`` the controller awaits; the buttons
-resolve it. Several requests (one step's concurrent calls) are asked one after the other. A
-future cancelled elsewhere (Stop) simply leaves the queue.
+It shows the pending call in the transcript's visual language (a rounded card on the theme's
+tokens, re-applied on every palette change): "Allow **edit_file** to run?", one human line of
+what it will do (from :mod:`ui.approval_view`), and a :class:`DiffView` — a coloured unified diff
+with the file's real old/new line numbers for ``edit_file``, the path inside the workspace and
+the content (or, for an overwrite, the diff against the current file) for ``write_file``, the
+arguments as ``key: value`` rows for other tools. The card is as tall as its content; a long
+diff scrolls inside (the card stays within 40% of the window). :meth:`ApprovalCard.set_workspace`
+tells it the open conversation's folder (to find an edit's lines and whether a write
+overwrites).
+Three buttons (Allow once, the primary one / Allow for this conversation / Deny) flow into
+more rows when the card is narrow.
+
+Each request is an ``asyncio.Future`` the controller awaits; the buttons resolve it. Several
+requests (one step's concurrent calls) are asked one after the other. A future cancelled
+elsewhere (Stop) simply leaves the queue.
 
 Typing never answers (issue 11, item 1). The card appears while the person may be typing in the
 composer, so it never takes keyboard focus: its buttons have ``Qt.NoFocus`` and are never default
@@ -21,32 +31,30 @@ Programmatic ``click()`` (tests, a screen reader's press action) is always delib
 from __future__ import annotations
 
 import asyncio
-import difflib
-import json
-from typing import Any
+import html
+from pathlib import Path
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer
-from PySide6.QtGui import QFont, QKeySequence, QShortcut
-from PySide6.QtWidgets import (
-    QFrame,
-    QHBoxLayout,
-    QLabel,
-    QPlainTextEdit,
-    QPushButton,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer
+from PySide6.QtGui import QFont, QKeySequence, QResizeEvent, QShortcut, QShowEvent
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from app import ToolCall
 from app.services import ApprovalDecision
 
+from .approval_view import CallView, RowKind, button_rows, plan_call, probe
+from .diff_view import DiffView
+from .theme import LIGHT, SPACE, TYPE_SCALE, Tokens, tokens_for
+
 __all__ = ["ApprovalCard", "describe_call"]
 
-PREVIEW_CHARS = 4000
 # How long a new question ignores mouse presses and chords (a double-click is ≤ ~400 ms).
 ARM_MS = 500
 ALLOW_ONCE_KEYS = "Ctrl+Shift+A"
 DENY_KEYS = "Ctrl+Shift+D"
+#: The card's tallest, as a share of the window (a longer diff scrolls inside it).
+CARD_SHARE = 0.4
+#: The diff is never shorter than this when it has to scroll.
+DIFF_MIN = 96
 _PRESSES = frozenset(
     {
         QEvent.Type.MouseButtonPress,
@@ -58,62 +66,65 @@ _PRESSES = frozenset(
 )
 
 
-def describe_call(call: ToolCall) -> str:
-    """The call's arguments for a person: a diff for edits, the content for writes."""
-    args: dict[str, Any] = dict(call.arguments_dict())
-    if call.name == "edit_file" and {"old_text", "new_text"} <= args.keys():
-        path = str(args.get("path", ""))
-        diff = difflib.unified_diff(
-            str(args["old_text"]).splitlines(keepends=True),
-            str(args["new_text"]).splitlines(keepends=True),
-            fromfile=f"a/{path}",
-            tofile=f"b/{path}",
-        )
-        text = "".join(line if line.endswith("\n") else line + "\n" for line in diff)
-        return text[:PREVIEW_CHARS]
-    if call.name == "write_file" and "content" in args:
-        content = str(args["content"])
-        more = len(content) - PREVIEW_CHARS
-        tail = f"\n… ({more} more characters)" if more > 0 else ""
-        return f"path: {args.get('path', '')}\n--- content ---\n{content[:PREVIEW_CHARS]}{tail}"
-    return json.dumps(args, indent=2, ensure_ascii=False)[:PREVIEW_CHARS]
+def _target(call: ToolCall, root: Path | None) -> CallView:
+    args = call.arguments_dict()
+    path = args.get("path")
+    target = probe(root, path) if isinstance(path, str) and root is not None else None
+    return plan_call(call.name, args, target)
+
+
+def describe_call(call: ToolCall, root: Path | None = None) -> str:
+    """The card's words for a call as plain text (a unified diff for edits)."""
+    view = _target(call, root)
+    lines = [view.summary]
+    for row in view.rows:
+        if row.kind is RowKind.FILE:
+            lines += [f"--- a/{row.text}", f"+++ b/{row.text}"]
+        elif row.kind is RowKind.ARG:
+            lines.append(f"{row.label}: {row.text}")
+        elif row.kind in (RowKind.HUNK, RowKind.NOTE):
+            lines.append(row.text or "@@")
+        else:
+            lines.append({RowKind.ADD: "+", RowKind.DELETE: "-"}.get(row.kind, " ") + row.text)
+    return "\n".join(lines)
 
 
 class ApprovalCard(QFrame):
     """Asks the person about one pending tool call at a time (see the module docstring)."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, workspace: Path | str | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("approvalCard")
         self.setAccessibleName("Tool approval")
-        self.setFrameShape(QFrame.Shape.StyledPanel)
-        self.setStyleSheet(
-            "QFrame#approvalCard { background: rgba(142, 36, 170, 28); "
-            "border: 1px solid rgba(142, 36, 170, 150); border-radius: 6px; }"
-        )
+        self._workspace = Path(workspace) if workspace else None
+        self._tokens: Tokens | None = None
+        self._restyling = False
         self.title = QLabel()
         self.title.setObjectName("approvalTitle")
         self.title.setWordWrap(True)
-        self.title.setTextFormat(Qt.TextFormat.PlainText)
-        self.details = QPlainTextEdit()
+        self.title.setTextFormat(Qt.TextFormat.RichText)
+        self.summary = QLabel()
+        self.summary.setObjectName("approvalSummary")
+        self.summary.setWordWrap(True)
+        self.summary.setTextFormat(Qt.TextFormat.PlainText)
+        self.details = DiffView()
         self.details.setObjectName("approvalDetails")
-        self.details.setReadOnly(True)
-        self.details.setMaximumHeight(180)
-        mono = QFont("monospace")
-        mono.setStyleHint(QFont.StyleHint.TypeWriter)
-        self.details.setFont(mono)
+        self.details.reflowed.connect(self._fit)
+        self.view: CallView | None = None
         self.allow_once_button = self._button(
             f"Allow once ({ALLOW_ONCE_KEYS})",
             "approveOnceButton",
+            "Allow once",
             f"Run this call once. Shortcut: {ALLOW_ONCE_KEYS}",
         )
         self.allow_conversation_button = self._button(
             "Allow for this conversation",
             "approveConversationButton",
+            "Allow for this conversation",
             "Run this tool without asking again in this conversation (click only)",
         )
         self.deny_button = self._button(
-            f"Deny ({DENY_KEYS})", "denyButton", f"Do not run it. Shortcut: {DENY_KEYS}"
+            f"Deny ({DENY_KEYS})", "denyButton", "Deny", f"Do not run it. Shortcut: {DENY_KEYS}"
         )
         self.allow_once_shortcut = self._shortcut(ALLOW_ONCE_KEYS, ApprovalDecision.ALLOW_ONCE)
         self.deny_shortcut = self._shortcut(DENY_KEYS, ApprovalDecision.DENY)
@@ -123,28 +134,31 @@ class ApprovalCard(QFrame):
         self._arm_timer.timeout.connect(lambda: self._set_armed(True))
         self._armed = False
         self._head: tuple[ToolCall, asyncio.Future[ApprovalDecision]] | None = None
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.allow_once_button)
-        buttons.addWidget(self.allow_conversation_button)
-        buttons.addStretch(1)
-        buttons.addWidget(self.deny_button)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(10, 6, 10, 6)
+        self._host: QWidget | None = None
+        self._button_layout = QVBoxLayout()
+        self._button_layout.setSpacing(SPACE[1])
+        self._arrangement: list[list[int]] = []
+        layout = self._outer = QVBoxLayout(self)
+        layout.setContentsMargins(SPACE[2], SPACE[2], SPACE[2], SPACE[2])
+        layout.setSpacing(SPACE[1])
         layout.addWidget(self.title)
+        layout.addWidget(self.summary)
         layout.addWidget(self.details)
-        layout.addLayout(buttons)
+        layout.addLayout(self._button_layout)
+        self._arrange()
         self.allow_once_button.clicked.connect(lambda: self._answer(ApprovalDecision.ALLOW_ONCE))
         self.allow_conversation_button.clicked.connect(
             lambda: self._answer(ApprovalDecision.ALLOW_CONVERSATION)
         )
         self.deny_button.clicked.connect(lambda: self._answer(ApprovalDecision.DENY))
         self._queue: list[tuple[ToolCall, asyncio.Future[ApprovalDecision]]] = []
+        self._restyle()
         self.hide()
 
-    def _button(self, text: str, name: str, tip: str) -> QPushButton:
+    def _button(self, text: str, name: str, accessible: str, tip: str) -> QPushButton:
         button = QPushButton(text)
         button.setObjectName(name)
-        button.setAccessibleName(name)
+        button.setAccessibleName(accessible)
         button.setToolTip(tip)
         # Never a key target: space/Enter typed for the composer must not press it.
         button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
@@ -161,6 +175,14 @@ class ApprovalCard(QFrame):
         shortcut.activated.connect(lambda: self._answer(decision) if self._armed else None)
         return shortcut
 
+    def set_workspace(self, root: Path | str | None) -> None:
+        """The open conversation's workspace folder (``None``: none, or unknown)."""
+        self._workspace = Path(root) if root else None
+
+    @property
+    def buttons(self) -> tuple[QPushButton, QPushButton, QPushButton]:
+        return (self.allow_once_button, self.allow_conversation_button, self.deny_button)
+
     @property
     def armed(self) -> bool:
         """Whether mouse presses and chords count yet (``ARM_MS`` after each new question)."""
@@ -172,8 +194,119 @@ class ApprovalCard(QFrame):
             shortcut.setEnabled(self._armed)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self._host:  # the window: the diff's bound follows its height
+            if event.type() == QEvent.Type.Resize:
+                self._fit()
+            return False
         # Swallowing the press means the button never goes down, so its release cannot click.
         return not self._armed and event.type() in _PRESSES
+
+    # --- looks -------------------------------------------------------------------------------
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.FontChange):
+            self._restyle(force=event.type() == QEvent.Type.FontChange)
+
+    def _restyle(self, force: bool = False) -> None:
+        """The theme's tokens on the card, its diff and its buttons (again on a palette change;
+        a style sheet resolves colours once, so it is rebuilt)."""
+        t = tokens_for(self.palette())
+        if self._restyling or (t is self._tokens and not force):
+            return
+        self._restyling, self._tokens = True, t
+        try:
+            radius = SPACE[1]
+            self.setStyleSheet(
+                f"QFrame#approvalCard {{ background: {t.tool_bg}; border: 1px solid {t.border};"
+                f" border-radius: {radius}px; }}"
+                f" QLabel {{ color: {t.text}; background: transparent; border: none; }}"
+                f" QPlainTextEdit#approvalDetails {{ background: {t.code_bg};"
+                f" color: {t.code_text}; border: 1px solid {t.border}; border-radius: 4px;"
+                f" selection-background-color: {t.selection_bg};"
+                f" selection-color: {t.selection_text}; }}"
+                f" QPushButton {{ background: {t.surface}; color: {t.text};"
+                f" border: 1px solid {t.border}; border-radius: 6px;"
+                f" padding: {SPACE[0] + 1}px {SPACE[2]}px; }}"
+                f" QPushButton:hover {{ background: {t.code_header}; }}"
+                f" QPushButton#approveOnceButton {{ background: {t.accent}; color: {t.on_accent};"
+                f" border-color: {t.accent}; font-weight: 600; }}"
+                f" QPushButton#approveOnceButton:hover {{"
+                f" background: {t.color('accent').darker(115).name()}; }}"
+                f" QPushButton#denyButton {{ color: {t.danger}; }}"
+            )
+            base = self.font()
+            title = QFont(base)
+            title.setPointSizeF(base.pointSizeF() * TYPE_SCALE["h3"])
+            self.title.setFont(title)
+            self.details.set_fonts(base)
+            self._show_view()
+        finally:
+            self._restyling = False
+
+    def _show_view(self) -> None:
+        if self.view is not None and self._tokens is not None:
+            self.details.show_rows(self.view.rows, self._tokens)
+            self._fit()
+
+    def _fit(self) -> None:
+        """As tall as the rows; the whole card at most ``CARD_SHARE`` of the window (a longer
+        diff scrolls inside)."""
+        host = self.window()
+        height = host.height() if host is not self else 800
+        chrome = self.sizeHint().height() - self.details.height()
+        bound = max(DIFF_MIN, int(height * CARD_SHARE) - max(chrome, 0))
+        self.details.setFixedHeight(min(self.details.content_height(), bound))
+
+    def _arrange(self) -> None:
+        """The buttons in one row (Deny at the far end), or flowed into more when narrow."""
+        margins = self._outer.contentsMargins()
+        inner = self.width() - margins.left() - margins.right()
+        widths = [b.sizeHint().width() for b in self.buttons]
+        rows = button_rows(widths, inner, SPACE[1])
+        if rows == self._arrangement:
+            return
+        self._arrangement = rows
+        while (item := self._button_layout.takeAt(0)) is not None:
+            old = item.layout()
+            if old is not None:
+                while old.takeAt(0) is not None:
+                    pass
+                old.deleteLater()
+        for row in rows:
+            line = QHBoxLayout()
+            line.setSpacing(SPACE[1])
+            for index in row:
+                if len(rows) == 1 and index == 2:
+                    line.addStretch(1)
+                line.addWidget(self.buttons[index])
+            if len(rows) > 1:
+                line.addStretch(1)
+            self._button_layout.addLayout(line)
+
+    def minimumSizeHint(self) -> QSize:
+        # The buttons flow into more rows, so the card is never wider than its widest button.
+        margins = self._outer.contentsMargins()
+        widest = max(b.sizeHint().width() for b in self.buttons)
+        hint = super().minimumSizeHint()
+        return QSize(widest + margins.left() + margins.right(), hint.height())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._arrange()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        host = self.window()
+        if host is not self and host is not self._host:
+            if self._host is not None:
+                self._host.removeEventFilter(self)
+            self._host = host
+            host.installEventFilter(self)
+        self._arrange()
+        self._fit()
+
+    # --- the queue ---------------------------------------------------------------------------
 
     @property
     def current_call(self) -> ToolCall | None:
@@ -205,18 +338,22 @@ class ApprovalCard(QFrame):
             return
         call = self._queue[0][0]
         waiting = len(self._queue) - 1
-        more = f" ({waiting} more waiting)" if waiting else ""
-        self.title.setText(f"Allow the tool “{call.name}” to run?{more}")
+        muted = self._tokens.muted if self._tokens else LIGHT.muted
+        more = f" <span style='color:{muted}'>· {waiting} more waiting</span>" if waiting else ""
+        self.title.setText(f"Allow <b>{html.escape(call.name)}</b> to run?{more}")
         if self._head is not self._queue[0]:  # a new question: unarmed for a moment
             self._head = self._queue[0]
-            self.details.setPlainText(describe_call(call))
+            self.view = _target(call, self._workspace)
+            self.summary.setText(self.view.summary)
+            self.setAccessibleDescription(self.view.summary)
+            self.details.setAccessibleName(
+                "Arguments" if call.name not in ("edit_file", "write_file") else "Changes"
+            )
+            self.details.setVisible(bool(self.view.rows))
+            self._show_view()
             # A button held down since the previous question must not click this one when the
             # mouse is released: a button that is not down ignores the release.
-            for button in (
-                self.allow_once_button,
-                self.allow_conversation_button,
-                self.deny_button,
-            ):
+            for button in self.buttons:
                 button.setDown(False)
             self._set_armed(False)
             self._arm_timer.start()

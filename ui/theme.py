@@ -83,6 +83,10 @@ class Tokens:
     danger: str
     warning: str
     info: str
+    diff_add_bg: str  # an added line in a diff
+    diff_del_bg: str  # a removed line
+    diff_add_text: str  # the + sign (and strong text) on diff_add_bg
+    diff_del_text: str  # the − sign on diff_del_bg
 
     def color(self, name: str) -> QColor:
         return QColor(getattr(self, name))
@@ -114,6 +118,10 @@ LIGHT = Tokens(
     danger="#b42318",
     warning="#8a5a00",
     info="#0a5cc2",
+    diff_add_bg="#dcf5e3",
+    diff_del_bg="#fde4e1",
+    diff_add_text="#116329",
+    diff_del_text="#a0111f",
 )
 
 DARK = Tokens(
@@ -142,6 +150,10 @@ DARK = Tokens(
     danger="#ff8f87",
     warning="#f0c05a",
     info="#7db4ff",
+    diff_add_bg="#1d3a27",
+    diff_del_bg="#46242a",
+    diff_add_text="#7ee2a0",
+    diff_del_text="#ffa8a0",
 )
 
 #: (foreground token, background token): every text that must be readable where it is drawn.
@@ -173,6 +185,13 @@ TEXT_PAIRS: tuple[tuple[str, str], ...] = (
     ("info", "surface"),
     ("text", "draft_bg"),
     ("muted", "draft_bg"),
+    ("muted", "code_bg"),
+    ("code_text", "diff_add_bg"),
+    ("code_text", "diff_del_bg"),
+    ("muted", "diff_add_bg"),
+    ("muted", "diff_del_bg"),
+    ("diff_add_text", "diff_add_bg"),
+    ("diff_del_text", "diff_del_bg"),
 )
 
 

@@ -1,8 +1,12 @@
-"""Settings: provider, base URL, model, system prompt, the API key (OS keyring only), and the
-MCP servers Continuum starts (a name and a command line each).
+"""Settings: provider, server address, model, system prompt, the API key (OS keyring only), and
+the MCP servers Continuum starts (a name and a command line each).
 
 The key never goes to the settings file or the database. Where this machine has no keyring the
 dialog says so and names the environment variable Continuum reads instead.
+
+Each provider choice (:data:`PROVIDER_CHOICES`) has its own default address: switching offers
+it, or what the person had typed for that choice (:func:`switch_url`), never the simulator's
+loopback port. Where no key is used (the simulator) the key fields are disabled and say why.
 
 "Test connection" tests the fields as they are (not yet saved) in the background on the app's
 event loop (:func:`app.services.test_connection`) and shows what worked as plain ✓/✗/– lines.
@@ -15,7 +19,8 @@ import dataclasses
 import logging
 import shlex
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -44,20 +49,38 @@ from app.services import (
     test_connection,
 )
 
+from .settings_choices import (
+    CHOICES,
+    DEFAULT_URLS,
+    KEY_PLACEHOLDERS,
+    PROVIDER_CHOICES,
+    ProviderChoice,
+    choice_for,
+    key_note,
+    key_placeholder,
+    switch_url,
+)
+from .theme import SPACE, tokens_for
+
 __all__ = ["DEFAULT_URLS", "SettingsDialog"]
 
 log = logging.getLogger(__name__)
 
-DEFAULT_URLS = {
-    "openai": "https://api.openai.com/v1",
-    "anthropic": "https://api.anthropic.com",
-    "simulator": "",
-}
-_KINDS = [
-    ("OpenAI-compatible (OpenAI, Ollama, LM Studio, vLLM, OpenRouter…)", "openai"),
-    ("Anthropic", "anthropic"),
-    ("Offline simulator (no real model)", "simulator"),
-]
+
+def _fit_placeholders(edit: QLineEdit, texts: list[str]) -> None:
+    """``edit`` never narrower than its longest placeholder (plus the frame and text margins)."""
+    widest = max(edit.fontMetrics().horizontalAdvance(text) for text in texts)
+    edit.setMinimumWidth(widest + 2 * SPACE[3])
+
+
+def _form() -> QFormLayout:
+    """A form whose fields grow with the dialog (labels right-aligned, as in the app)."""
+    form = QFormLayout()
+    form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+    form.setLabelAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+    form.setHorizontalSpacing(SPACE[2])
+    form.setVerticalSpacing(SPACE[1])
+    return form
 
 
 class SettingsDialog(QDialog):
@@ -71,29 +94,52 @@ class SettingsDialog(QDialog):
         super().__init__(parent)
         self.setObjectName("settingsDialog")
         self.setWindowTitle("Settings")
-        self.setMinimumWidth(520)
+        self.setAccessibleName("Settings")
         self._settings = settings
         self.provider = QComboBox()
         self.provider.setObjectName("settingsProvider")
-        for label, kind in _KINDS:
-            self.provider.addItem(label, kind)
-        self.base_url = QLineEdit(settings.base_url)
+        self.provider.setAccessibleName("Provider")
+        for choice in PROVIDER_CHOICES:
+            self.provider.addItem(choice.label, choice.key)
+        self._choice = choice_for(settings.provider_kind, settings.base_url)
+        self._urls: dict[str, str] = {}
+        if self._choice != "simulator":
+            shown = settings.base_url or CHOICES[self._choice].default_url
+            self._urls[self._choice] = shown
+        self.base_url = QLineEdit(self._urls.get(self._choice, ""))
         self.base_url.setObjectName("settingsBaseUrl")
+        self.base_url.setAccessibleName("Server address")
+        _fit_placeholders(self.base_url, [c.url_hint for c in PROVIDER_CHOICES])
         self.model = QComboBox()
         self.model.setObjectName("settingsModel")
+        self.model.setAccessibleName("Model")
         self.model.setEditable(True)
         for name in models or []:
             self.model.addItem(name)
         self.model.setCurrentText(settings.model)
+        model_edit = self.model.lineEdit()
+        assert model_edit is not None  # an editable combo box has its line edit
+        model_edit.setPlaceholderText("The model's name, e.g. gpt-4o-mini")
+        _fit_placeholders(model_edit, [model_edit.placeholderText()])
         self.system_prompt = QPlainTextEdit(settings.system_prompt)
         self.system_prompt.setObjectName("settingsSystemPrompt")
+        self.system_prompt.setAccessibleName("System prompt")
+        self.system_prompt.setPlaceholderText(
+            "Optional: instructions sent before every conversation"
+        )
+        self.system_prompt.setTabChangesFocus(True)
         self.system_prompt.setMaximumHeight(120)
         self.api_key = QLineEdit()
         self.api_key.setObjectName("settingsApiKey")
+        self.api_key.setAccessibleName("API key")
         self.api_key.setEchoMode(QLineEdit.EchoMode.Password)
-        self.api_key.setPlaceholderText("Leave empty to keep the stored key")
+        _fit_placeholders(self.api_key, KEY_PLACEHOLDERS)
         self.key_env = QLineEdit(settings.api_key_env or DEFAULT_KEY_ENV)
         self.key_env.setObjectName("settingsKeyEnv")
+        self.key_env.setAccessibleName("API key environment variable")
+        self.key_env.setPlaceholderText(DEFAULT_KEY_ENV)
+        _fit_placeholders(self.key_env, [DEFAULT_KEY_ENV])
+        self.key_env.editingFinished.connect(self._update_key_note)
         self.key_note = QLabel()
         self.key_note.setObjectName("settingsKeyNote")
         self.key_note.setWordWrap(True)
@@ -116,24 +162,31 @@ class SettingsDialog(QDialog):
         self.connection_test: asyncio.Task[None] | None = None
         self.error = QLabel()
         self.error.setObjectName("settingsError")
+        self.error.setAccessibleName("Settings problem")
         self.error.setWordWrap(True)
         self.error.setTextFormat(Qt.TextFormat.PlainText)  # may quote what the person typed
-        self.error.setStyleSheet("color: #c62828;")
         self.error.hide()
 
         self.mcp_list = QListWidget()
         self.mcp_list.setObjectName("mcpList")
+        self.mcp_list.setAccessibleName("MCP servers")
         self.mcp_list.setMaximumHeight(90)
         self.mcp_name = QLineEdit()
         self.mcp_name.setObjectName("mcpName")
-        self.mcp_name.setPlaceholderText("Name, e.g. files")
+        self.mcp_name.setAccessibleName("MCP server name")
+        self.mcp_name.setPlaceholderText("For example files")
         self.mcp_command = QLineEdit()
         self.mcp_command.setObjectName("mcpCommand")
-        self.mcp_command.setPlaceholderText("Command line, e.g. npx -y some-mcp-server /path")
-        self.mcp_add = QPushButton("Add")
+        self.mcp_command.setAccessibleName("MCP server command line")
+        self.mcp_command.setPlaceholderText("For example npx -y some-mcp-server /path")
+        for edit in (self.mcp_name, self.mcp_command):
+            _fit_placeholders(edit, [edit.placeholderText()])
+        self.mcp_add = QPushButton("Add server")
         self.mcp_add.setObjectName("mcpAdd")
-        self.mcp_remove = QPushButton("Remove")
+        self.mcp_add.setAccessibleName("Add MCP server")
+        self.mcp_remove = QPushButton("Remove selected")
         self.mcp_remove.setObjectName("mcpRemove")
+        self.mcp_remove.setAccessibleName("Remove MCP server")
         for server in settings.mcp_servers:
             self._add_server_item(server)
         self.mcp_add.clicked.connect(self._add_server)
@@ -141,28 +194,35 @@ class SettingsDialog(QDialog):
         mcp_box = QGroupBox("MCP servers (their tools ask before each run)")
         mcp_layout = QVBoxLayout(mcp_box)
         mcp_layout.addWidget(self.mcp_list)
-        add_row = QHBoxLayout()
-        add_row.addWidget(self.mcp_name, 1)
-        add_row.addWidget(self.mcp_command, 3)
-        add_row.addWidget(self.mcp_add)
-        add_row.addWidget(self.mcp_remove)
-        mcp_layout.addLayout(add_row)
+        mcp_form = _form()
+        mcp_form.addRow("&Name", self.mcp_name)
+        mcp_form.addRow("Co&mmand", self.mcp_command)
+        mcp_layout.addLayout(mcp_form)
+        mcp_buttons = QHBoxLayout()
+        mcp_buttons.addStretch(1)
+        mcp_buttons.addWidget(self.mcp_add)
+        mcp_buttons.addWidget(self.mcp_remove)
+        mcp_layout.addLayout(mcp_buttons)
 
-        form = QFormLayout()
-        form.addRow("Provider", self.provider)
-        form.addRow("Base URL", self.base_url)
-        form.addRow("Model", self.model)
-        form.addRow("System prompt", self.system_prompt)
-        form.addRow("API key", self.api_key)
-        form.addRow("Key variable", self.key_env)
+        form = _form()
+        form.addRow("&Provider", self.provider)
+        form.addRow("Server &address", self.base_url)
+        form.addRow("&Model", self.model)
+        form.addRow("API &key", self.api_key)
+        form.addRow("Key &variable", self.key_env)
+        form.addRow("", self.key_note)
+        form.addRow("System &prompt", self.system_prompt)
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
         )
+        for button in buttons.buttons():  # text buttons, like every other button in the app
+            button.setIcon(QIcon())
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
+        layout.setContentsMargins(SPACE[4], SPACE[4], SPACE[4], SPACE[3])
+        layout.setSpacing(SPACE[2])
         layout.addLayout(form)
-        layout.addWidget(self.key_note)
         test_row = QHBoxLayout()
         test_row.addWidget(self.test_button)
         test_row.addStretch(1)
@@ -172,10 +232,15 @@ class SettingsDialog(QDialog):
         layout.addWidget(self.error)
         layout.addWidget(buttons)
 
-        index = self.provider.findData(settings.provider_kind or "openai")
-        self.provider.setCurrentIndex(max(index, 0))
+        self.provider.setCurrentIndex(self.provider.findData(self._choice))
         self.provider.currentIndexChanged.connect(self._provider_changed)
         self._update_key_note()
+        self._paint_tokens()
+
+    @property
+    def choice(self) -> ProviderChoice:
+        """The Provider entry now chosen."""
+        return CHOICES[self._choice]
 
     # --- MCP servers -----------------------------------------------------------------------
 
@@ -213,32 +278,34 @@ class SettingsDialog(QDialog):
             self.mcp_list.takeItem(row)
 
     def _provider_changed(self) -> None:
-        kind = self.provider.currentData()
-        if not self.base_url.text().strip() or self.base_url.text() in DEFAULT_URLS.values():
-            self.base_url.setText(DEFAULT_URLS.get(kind, ""))
+        arriving = str(self.provider.currentData())
+        self._urls, shown = switch_url(self._urls, self._choice, self.base_url.text(), arriving)
+        self._choice = arriving
+        self.base_url.setText(shown)
         self._update_key_note()
 
     def _update_key_note(self) -> None:
-        kind = self.provider.currentData()
-        simulator = kind == "simulator"
-        self.base_url.setEnabled(not simulator)
-        self.api_key.setEnabled(not simulator and keyring_available())
+        choice = self.choice
+        keyring = keyring_available()
+        uses_key = choice.key_use != "none"
+        self.base_url.setEnabled(choice.kind != "simulator")
+        self.base_url.setPlaceholderText(choice.url_hint)
+        self.api_key.setEnabled(uses_key and keyring)
+        self.api_key.setPlaceholderText(key_placeholder(choice.key_use, keyring))
+        self.key_env.setEnabled(uses_key)
         env = self.key_env.text().strip() or DEFAULT_KEY_ENV
-        if simulator:
-            self.key_note.setText(
-                "The simulator runs inside Continuum on this computer and "
-                "needs no key. Its answers are not from a real model."
-            )
-        elif keyring_available():
-            self.key_note.setText(
-                "The API key is stored in your system keyring, never in "
-                f"Continuum's files. The variable {env}, when set, wins."
-            )
-        else:
-            self.key_note.setText(
-                "This system has no keyring, so Continuum cannot store an API key safely. "
-                f"Set the environment variable {env} to your key before starting Continuum."
-            )
+        self.key_note.setText(key_note(choice.key_use, keyring, env))
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
+            self._paint_tokens()
+        super().changeEvent(event)
+
+    def _paint_tokens(self) -> None:
+        """The note and the problem line in the theme's muted and danger colours."""
+        tokens = tokens_for(self.palette())
+        self.key_note.setStyleSheet(f"color: {tokens.muted};")
+        self.error.setStyleSheet(f"color: {tokens.danger};")
 
     # --- Test connection ---------------------------------------------------------------------
 
@@ -292,11 +359,16 @@ class SettingsDialog(QDialog):
         super().done(result)
 
     def result_settings(self) -> Settings:
-        kind = self.provider.currentData()
+        choice = self.choice
+        if choice.kind == "simulator":  # its address is the running simulator's, set on start
+            same = self._settings.provider_kind == "simulator"
+            base_url = self._settings.base_url if same else ""
+        else:
+            base_url = self.base_url.text().strip()
         return dataclasses.replace(
             self._settings,
-            provider_kind=kind,
-            base_url=self.base_url.text().strip(),
+            provider_kind=choice.kind,
+            base_url=base_url,
             model=self.model.currentText().strip(),
             system_prompt=self.system_prompt.toPlainText(),
             api_key_env=self.key_env.text().strip() or None,
@@ -306,7 +378,8 @@ class SettingsDialog(QDialog):
     def accept(self) -> None:
         settings = self.result_settings()
         if settings.provider_kind != "simulator" and not settings.base_url:
-            self._fail("Enter the provider's base URL (for OpenAI: https://api.openai.com/v1).")
+            self._fail(f"Enter the server address ({self.choice.url_hint.lower()}).")
+            self.base_url.setFocus()
             return
         key = self.api_key.text()
         if key:

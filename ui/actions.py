@@ -15,7 +15,15 @@ from dataclasses import dataclass
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QMenu
 
-__all__ = ["MENUS", "THEME_ACTIONS", "ActionSpec", "SubMenu", "action_names", "build_menus"]
+__all__ = [
+    "MENUS",
+    "THEME_ACTIONS",
+    "ActionSpec",
+    "SubMenu",
+    "action_names",
+    "build_menus",
+    "shortcut_rows",
+]
 
 Shortcut = QKeySequence.StandardKey | str
 
@@ -27,6 +35,9 @@ class ActionSpec:
     name: str
     text: str
     shortcut: Shortcut | None = None
+    #: More keys for the same action (Ctrl++ next to Ctrl+= for zooming in).
+    also: tuple[str, ...] = ()
+    checkable: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,11 +76,28 @@ MENUS: tuple[tuple[str, tuple[Entry, ...]], ...] = (
             ActionSpec("quitAction", "&Quit"),
         ),
     ),
-    ("&Edit", (ActionSpec("findAction", "&Search conversations", _Key.Find),)),
+    (
+        "&Edit",
+        (
+            # Each acts on the focused widget (the composer, the search field, the transcript).
+            ActionSpec("undoAction", "&Undo", _Key.Undo),
+            ActionSpec("redoAction", "&Redo", _Key.Redo),
+            SEPARATOR,
+            ActionSpec("cutAction", "Cu&t", _Key.Cut),
+            ActionSpec("copyAction", "&Copy", _Key.Copy),
+            ActionSpec("pasteAction", "&Paste", _Key.Paste),
+            ActionSpec("selectAllAction", "Select &All", _Key.SelectAll),
+            SEPARATOR,
+            ActionSpec("findAction", "&Search conversations", _Key.Find),
+        ),
+    ),
     (
         "&Conversation",
         (
-            ActionSpec("stopAction", "&Stop answer"),
+            ActionSpec("stopAction", "&Stop answer", "Esc"),
+            ActionSpec("resumeAction", "Res&ume", "Ctrl+Shift+R"),
+            ActionSpec("dismissAction", "D&ismiss the Resume bar", "Ctrl+Shift+X"),
+            SEPARATOR,
             ActionSpec("renameAction", "&Rename…", "F2"),
             ActionSpec("deleteAction", "&Delete…"),
             SEPARATOR,
@@ -80,6 +108,12 @@ MENUS: tuple[tuple[str, tuple[Entry, ...]], ...] = (
     (
         "&View",
         (
+            ActionSpec("sidebarAction", "&Sidebar", "Ctrl+Shift+S", checkable=True),
+            SEPARATOR,
+            ActionSpec("zoomInAction", "Zoom &In", "Ctrl+=", also=("Ctrl++",)),
+            ActionSpec("zoomOutAction", "Zoom &Out", "Ctrl+-"),
+            ActionSpec("zoomResetAction", "&Actual Size", "Ctrl+0"),
+            SEPARATOR,
             SubMenu(
                 "&Theme",
                 (
@@ -89,6 +123,17 @@ MENUS: tuple[tuple[str, tuple[Entry, ...]], ...] = (
                 ),
                 exclusive=True,
             ),
+        ),
+    ),
+    (
+        "&Help",
+        (
+            ActionSpec("shortcutsAction", "&Keyboard Shortcuts", "Ctrl+/"),
+            SEPARATOR,
+            ActionSpec("openDataAction", "Open &Data Folder"),
+            ActionSpec("openLogAction", "Open &Log Folder"),
+            SEPARATOR,
+            ActionSpec("aboutAction", "&About Continuum"),
         ),
     ),
 )
@@ -103,6 +148,22 @@ def _specs(entries: tuple[Entry, ...]) -> list[ActionSpec]:
         elif entry is not None:
             specs.append(entry)
     return specs
+
+
+def shortcut_rows() -> list[tuple[str, str, str]]:
+    """(menu, action, keys) for every menu entry with a shortcut, in menu order, as the
+    person reads them (Help → Keyboard Shortcuts)."""
+    rows = []
+    for title, entries in MENUS:
+        for spec in _specs(entries):
+            if spec.shortcut is None:
+                continue
+            keys = [QKeySequence(spec.shortcut), *map(QKeySequence, spec.also)]
+            shown = " or ".join(
+                k.toString(QKeySequence.SequenceFormat.NativeText) for k in keys if not k.isEmpty()
+            )
+            rows.append((title.replace("&", ""), spec.text.replace("&", ""), shown))
+    return rows
 
 
 def action_names() -> list[str]:
@@ -164,7 +225,9 @@ def _fill(
             action = QAction(entry.text, window)
             action.setObjectName(entry.name)
             if entry.shortcut is not None:
-                action.setShortcut(QKeySequence(entry.shortcut))
+                keys = [QKeySequence(entry.shortcut), *map(QKeySequence, entry.also)]
+                action.setShortcuts(keys)
+            action.setCheckable(entry.checkable)
             if group is not None:
                 action.setCheckable(True)
                 group.addAction(action)  # exclusive: checking one unchecks the others

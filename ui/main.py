@@ -207,7 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{kept}\nand started a new, empty one. Nothing was deleted: a recovery tool "
                 "(or a backup) may still get the old conversations back.",
             ).exec()
-        window = MainWindow(services)
+        window = MainWindow(services, log_dir=log_dir)
         instance.on_activate(window.activate)
         window.show()
         await window.run()

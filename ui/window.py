@@ -13,17 +13,14 @@ import asyncio
 import dataclasses
 import functools
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, Qt
-from PySide6.QtGui import QCloseEvent, QIcon, QResizeEvent
+from PySide6.QtCore import QEvent, Qt, QUrl
+from PySide6.QtGui import QCloseEvent, QDesktopServices, QIcon, QResizeEvent
 from PySide6.QtWidgets import (
-    QComboBox,
     QHBoxLayout,
-    QLabel,
     QMainWindow,
-    QPushButton,
-    QSizePolicy,
     QSplitter,
     QStackedWidget,
     QVBoxLayout,
@@ -36,13 +33,16 @@ from app.services import AppServices, SettingsSaveError
 from .actions import THEME_ACTIONS, build_menus
 from .appearance import Appearance
 from .approval import ApprovalCard
+from .commands import EDIT_OPERATIONS, edit_focused, open_folder, show_about, show_shortcuts
 from .composer import Composer
 from .controller import ConversationController
 from .flows import STOP_FIRST, ExportFlow, ExportFormat, ModelFlow, WorkspaceFlow
+from .header import HeaderBar
 from .resume_bar import ResumeBar
 from .sidebar import Sidebar
 from .transcript import TranscriptModel, TranscriptView
 from .welcome import WelcomePanel
+from .window_place import WindowPlace, window_title
 
 __all__ = ["MainWindow"]
 
@@ -56,7 +56,13 @@ RESOURCES = Path(__file__).resolve().parent.parent / "resources"
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, services: AppServices, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        services: AppServices,
+        parent: QWidget | None = None,
+        *,
+        log_dir: Path | None = None,
+    ) -> None:
         super().__init__(parent)
         self.services = services
         # The saved theme, before any widget is made or shown (no light flash on a dark start).
@@ -70,6 +76,7 @@ class MainWindow(QMainWindow):
         else:  # an install without resources/ is a packaging bug: say so in the log
             log.warning("window icon missing: %s", icon)
         self.resize(1100, 760)
+        self.log_dir = log_dir if log_dir is not None else services.data_dir / "logs"
 
         self.transcript_model = TranscriptModel(self)
         self.controller = ConversationController(services, self.transcript_model, self)
@@ -80,41 +87,19 @@ class MainWindow(QMainWindow):
         self.approval_card = ApprovalCard()
         self.composer = Composer()
         self.welcome = WelcomePanel()
-        self.model_picker = QComboBox()
-        self.model_picker.setObjectName("modelPicker")
-        self.model_picker.setAccessibleName("modelPicker")
-        self.model_picker.setToolTip("The model that answers new messages")
-        self.model_picker.setMinimumContentsLength(12)
-        self.model_picker.setSizeAdjustPolicy(
-            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
-        )
-        self.provider_label = QLabel()
-        self.provider_label.setObjectName("providerLabel")
-        self.provider_label.setTextFormat(Qt.TextFormat.PlainText)  # holds the base URL
-        # Shrinks (clipped) instead of setting the window's minimum width to the URL's length.
-        self.provider_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.workspace_button = QPushButton("No workspace folder")
-        self.workspace_button.setObjectName("workspaceButton")
-        self.workspace_button.setAccessibleName("workspaceButton")
-        self.workspace_button.setFlat(True)
-        self.workspace_button.setToolTip(
-            "The folder this conversation's file tools may read and write (click to choose)"
-        )
+        self.header = HeaderBar()
+        self.model_picker = self.header.model_picker
+        self.provider_label = self.header.provider_label
+        self.workspace_button = self.header.workspace_button
 
         self.stack = QStackedWidget()
         self.stack.addWidget(self.transcript)
         self.stack.addWidget(self.welcome)
-        top = QHBoxLayout()
-        top.setContentsMargins(8, 6, 8, 0)
-        top.addWidget(self.provider_label, 1)
-        top.addWidget(self.workspace_button)
-        top.addWidget(QLabel("Model:"))
-        top.addWidget(self.model_picker)
         right = QWidget()
         column = QVBoxLayout(right)
         column.setContentsMargins(0, 0, 0, 0)
         column.setSpacing(4)
-        column.addLayout(top)
+        column.addWidget(self.header)
         bar_row = QHBoxLayout()
         bar_row.setContentsMargins(8, 0, 8, 0)
         bar_row.addWidget(self.resume_bar)
@@ -154,8 +139,11 @@ class MainWindow(QMainWindow):
             welcome=self.welcome,
             focus_composer=self.composer.edit.setFocus,
         )
+        self.place = WindowPlace(self, services.data_dir)
+        self.open_url: Callable[[QUrl], bool] = QDesktopServices.openUrl  # tests record it
         self._build_menus()
         self._connect()
+        self.place.restore()
         self._closing = False
         self._closed: asyncio.Future[None] | None = None
         self._shutdown_task: asyncio.Future[None] | None = None
@@ -174,7 +162,18 @@ class MainWindow(QMainWindow):
                 "settingsAction": self.models.open_settings,
                 "quitAction": self.close,
                 "findAction": self.focus_search,
+                **{name: functools.partial(edit_focused, name) for name in EDIT_OPERATIONS},
                 "stopAction": c.stop,
+                "resumeAction": self._resume_from_menu,
+                "dismissAction": self._dismiss_from_menu,
+                "sidebarAction": lambda: self.show_sidebar(self.sidebar_action.isChecked()),
+                "zoomInAction": lambda: self.place.zoom(+1),
+                "zoomOutAction": lambda: self.place.zoom(-1),
+                "zoomResetAction": lambda: self.place.zoom(0),
+                "shortcutsAction": lambda: show_shortcuts(self),
+                "openDataAction": lambda: self._open_folder(self.services.data_dir),
+                "openLogAction": lambda: self._open_folder(self.log_dir),
+                "aboutAction": lambda: show_about(self, self.services.data_dir, self.log_dir),
                 "renameAction": self._rename_current,
                 "deleteAction": self._delete_current,
                 "workspaceAction": self.workspace.choose,
@@ -191,6 +190,12 @@ class MainWindow(QMainWindow):
         self.find_action = actions["findAction"]
         self.workspace_action = actions["workspaceAction"]
         self.no_workspace_action = actions["noWorkspaceAction"]
+        self.stop_action = actions["stopAction"]
+        self.stop_action.setEnabled(False)  # Esc stops only while an answer runs
+        self.resume_action = actions["resumeAction"]
+        self.dismiss_action = actions["dismissAction"]
+        self.sidebar_action = actions["sidebarAction"]
+        self.sidebar_action.setChecked(True)
         self.theme_actions = {choice: actions[name] for choice, name in THEME_ACTIONS.items()}
         self.theme_actions[self.appearance.choice].setChecked(True)
 
@@ -205,12 +210,15 @@ class MainWindow(QMainWindow):
         c.statusMessage.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.services.notify = c.statusMessage.emit
         self.workspace_button.clicked.connect(self.workspace.choose)
+        self.header.sidebar_button.clicked.connect(
+            lambda: self.show_sidebar(not self.sidebar.isVisible())
+        )
         self.composer.sendRequested.connect(self._send)
         self.composer.stopRequested.connect(c.stop)
         self.resume_bar.resumeRequested.connect(self._resume)
         self.resume_bar.resumeWithModelRequested.connect(self._resume_with)
         self.resume_bar.dismissRequested.connect(lambda: c.spawn(c.dismiss()))
-        self.sidebar.sessionActivated.connect(lambda sid: c.spawn(c.open_session(sid)))
+        self.sidebar.sessionActivated.connect(lambda sid: c.spawn(self._open_chosen(sid)))
         self.sidebar.newRequested.connect(self.new_conversation)
         self.sidebar.renameRequested.connect(lambda sid, title: c.spawn(self._rename(sid, title)))
         self.sidebar.deleteRequested.connect(lambda sid: c.spawn(self._delete(sid)))
@@ -267,7 +275,13 @@ class MainWindow(QMainWindow):
         badges = await self.services.resumable_sessions()
         self.sidebar.set_sessions(sessions, badges)
         self.sidebar.set_current(self.controller.session_id)
+        self._retitle()
         return sessions
+
+    def _retitle(self) -> None:
+        """The window title names the open conversation ("Continuum" for a new one)."""
+        sid = self.controller.session_id
+        self.setWindowTitle(window_title(self.sidebar.title_of(sid) if sid else ""))
 
     async def search(self, query: str) -> None:
         if not query:
@@ -282,6 +296,12 @@ class MainWindow(QMainWindow):
             return
         self.controller.spawn(self.controller.open_session(None))
         self.composer.edit.setFocus()
+
+    async def _open_chosen(self, session_id: str) -> None:
+        """Open what the sidebar chose; refused (an answer is running) or overtaken by a later
+        choice, the sidebar's highlight goes back to what is open."""
+        await self.controller.open_session(session_id)
+        self.sidebar.set_current(self.controller.session_id)
 
     async def _rename(self, session_id: str, title: str) -> None:
         await self.services.rename_session(session_id, title)
@@ -310,6 +330,7 @@ class MainWindow(QMainWindow):
 
     def _session_changed(self, session_id: str | None) -> None:
         self.sidebar.set_current(session_id)
+        self._retitle()
         self.transcript.follow()
         self.controller.spawn(self.workspace.refresh())
 
@@ -338,6 +359,21 @@ class MainWindow(QMainWindow):
         if self.controller.resume():
             self.transcript.follow()
 
+    def _resume_from_menu(self) -> None:
+        """Conversation → Resume: what the bar's Resume button does, when the bar offers it."""
+        bar = self.resume_bar
+        if bar.isVisible() and bar.resume_button.isVisible() and bar.resume_button.isEnabled():
+            self._resume()
+        else:
+            self.statusBar().showMessage("Nothing to resume in this conversation.", 5000)
+
+    def _dismiss_from_menu(self) -> None:
+        if self.resume_bar.isVisible() and self.resume_bar.dismiss_button.isVisible():
+            self.resume_bar.dismissRequested.emit()
+
+    def _open_folder(self, path: Path) -> None:
+        open_folder(path, self.open_url, say=lambda t: self.statusBar().showMessage(t, 10000))
+
     def _resume_with(self, model_name: str) -> None:
         self.model_picker.setCurrentText(model_name)
         if self.controller.resume_with_model(model_name):
@@ -345,6 +381,7 @@ class MainWindow(QMainWindow):
 
     def _busy_changed(self, busy: bool) -> None:
         self.composer.set_busy(busy)
+        self.stop_action.setEnabled(busy)
         self.model_picker.setEnabled(not busy)
         if busy:
             self.resume_bar.show_info(None)
@@ -357,17 +394,28 @@ class MainWindow(QMainWindow):
             self.transcript.doItemsLayout()
         super().changeEvent(event)
 
+    def show_sidebar(self, shown: bool) -> None:
+        """View → Sidebar and the ☰ button: the person's choice, kept for the next start."""
+        self.sidebar.setVisible(shown)
+        self.sidebar_action.setChecked(shown)
+        self._sidebar_folded = False
+        self.place.sidebar = shown
+        if shown and self.splitter.sizes()[0] < 120:
+            width = self.splitter.width()
+            self.splitter.setSizes([SIDEBAR_WIDTH, max(width - SIDEBAR_WIDTH, 1)])
+
     def resizeEvent(self, event: QResizeEvent) -> None:
         """A narrow window gives the conversation the whole width (the sidebar folds away and
-        comes back when the window is wide again; the splitter handle also brings it back)."""
+        comes back when the window is wide again, unless the person hid it; ☰ brings it back)."""
         super().resizeEvent(event)
         narrow = event.size().width() < NARROW_WIDTH
-        if narrow and not self._sidebar_folded and self.splitter.sizes()[0] > 0:
+        if narrow and not self._sidebar_folded and self.sidebar.isVisible():
             self._sidebar_folded = True
-            self.splitter.setSizes([0, event.size().width()])
+            self.sidebar.hide()
+            self.sidebar_action.setChecked(False)
         elif not narrow and self._sidebar_folded:
             self._sidebar_folded = False
-            self.splitter.setSizes([SIDEBAR_WIDTH, event.size().width() - SIDEBAR_WIDTH])
+            self.show_sidebar(self.place.sidebar)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if self._closing:
@@ -376,6 +424,7 @@ class MainWindow(QMainWindow):
         # Cancel the answer (its stop reason is recorded) and close the store, then close.
         event.ignore()
         self._closing = True
+        self.place.save()
         self.sidebar.cancel_pending_search()
         self.hide()
         self._shutdown_task = asyncio.ensure_future(self._shutdown())

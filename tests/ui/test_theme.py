@@ -232,8 +232,8 @@ def test_a_bad_theme_in_the_file_does_not_set_it_aside(tmp_path: Path) -> None:
 
 def test_view_theme_is_an_exclusive_submenu_of_three_choices() -> None:
     view = dict(MENUS)["&View"]
-    submenu = view[0]
-    assert isinstance(submenu, SubMenu) and submenu.exclusive
+    (submenu,) = [entry for entry in view if isinstance(entry, SubMenu)]
+    assert submenu.title == "&Theme" and submenu.exclusive
     assert [e.name for e in submenu.entries if e is not None] == list(THEME_ACTIONS.values())
     assert list(THEME_ACTIONS) == list(THEME_CHOICES)
 

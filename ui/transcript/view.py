@@ -9,7 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QEvent, QModelIndex, Qt, QUrl
-from PySide6.QtGui import QContextMenuEvent, QDesktopServices, QMouseEvent
+from PySide6.QtGui import (
+    QContextMenuEvent,
+    QDesktopServices,
+    QGuiApplication,
+    QKeyEvent,
+    QMouseEvent,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
@@ -33,7 +39,7 @@ class TranscriptView(QListView):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("transcript")
-        self.setAccessibleName("transcript")
+        self.setAccessibleName("Conversation")
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setUniformItemSizes(False)
@@ -247,6 +253,36 @@ class TranscriptView(QListView):
             ) and self.model().setData(index, not index.data(Roles.EXPANDED), Roles.EXPANDED):
                 return
         super().keyPressEvent(event)  # Ctrl+C without a selection: the current row's text
+
+    def event(self, event: QEvent) -> bool:
+        # Esc clears a text selection before it reaches the window (where it stops an answer).
+        if (
+            event.type() == QEvent.Type.ShortcutOverride
+            and isinstance(event, QKeyEvent)
+            and event.key() == Qt.Key.Key_Escape
+            and self.selection.has_selection()
+        ):
+            event.accept()
+            return True
+        return super().event(event)
+
+    def copy(self) -> None:
+        """Edit → Copy: the highlighted text, or without a selection the current message."""
+        if self.selection.copy():
+            return
+        index = self.currentIndex()
+        text = index.data(Qt.ItemDataRole.DisplayRole) if index.isValid() else None
+        if text:
+            QGuiApplication.clipboard().setText(str(text))
+
+    def selectAll(self) -> None:
+        """Edit → Select All (Ctrl+A): the current message's text, as in a browser's chat."""
+        index = self.currentIndex()
+        if not index.isValid() and self.model() is not None and self.model().rowCount():
+            index = self.model().index(self.model().rowCount() - 1, 0)
+            self.setCurrentIndex(index)
+        if index.isValid():
+            self.selection.select_row(index.row())
 
     def contextMenuEvent(self, event: Any) -> None:
         if event.reason() == QContextMenuEvent.Reason.Keyboard:

@@ -1,0 +1,171 @@
+"""What the Edit, View → Zoom and Help menus do.
+
+Edit's actions act on the focused widget (the composer, the search field, the transcript, a
+dialog's field): :func:`edit_focused` calls the widget's own ``undo``/``copy``/… slot, so each
+behaves as its own keys do. Zooming scales the transcript's and the composer's fonts in
+:data:`ui.window_state.ZOOM_STEPS`. Help shows the keyboard shortcuts (from the menu table plus
+the keys that live outside the menus), About, and opens the data and log folders.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import Qt, QUrl
+from PySide6.QtGui import QDesktopServices, QFont
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QApplication,
+    QDialog,
+    QDialogButtonBox,
+    QHeaderView,
+    QMessageBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app import __version__
+
+from .actions import shortcut_rows
+
+__all__ = [
+    "EDIT_OPERATIONS",
+    "OTHER_SHORTCUTS",
+    "about_text",
+    "edit_focused",
+    "open_folder",
+    "scaled_font",
+    "show_about",
+    "show_shortcuts",
+]
+
+#: Edit menu action → the slot a focused widget offers for it.
+EDIT_OPERATIONS = {
+    "undoAction": "undo",
+    "redoAction": "redo",
+    "cutAction": "cut",
+    "copyAction": "copy",
+    "pasteAction": "paste",
+    "selectAllAction": "selectAll",
+}
+
+#: Keys that are not on a menu: (where, what, keys).
+OTHER_SHORTCUTS: tuple[tuple[str, str, str], ...] = (
+    ("Composer", "Send the message", "Enter"),
+    ("Composer", "New line", "Shift+Enter"),
+    ("Tool approval", "Allow once", "Ctrl+Shift+A"),
+    ("Tool approval", "Deny", "Ctrl+Shift+D"),
+    ("Conversation", "Select text", "Shift+arrows, Shift+Home/End"),
+    ("Conversation", "Select the whole message", "Ctrl+A"),
+    ("Conversation", "Menu of the message", "Shift+F10 or the Menu key"),
+    ("Conversation", "Scroll a page / to the start or end", "PgUp, PgDn, Home, End"),
+    ("Conversation", "Open a tool card or reasoning", "Space or Enter"),
+    ("Sidebar", "Open the conversation above or below", "Up, Down"),
+    ("Sidebar", "Rename / delete the conversation", "F2 / Delete"),
+)
+
+
+def edit_focused(action: str, focus: QWidget | None = None) -> bool:
+    """Run Edit → ``action`` on ``focus`` (default: the focused widget); ``False``: it has no
+    such slot (nothing happens, as in any desktop app)."""
+    widget = focus if focus is not None else QApplication.focusWidget()
+    name = EDIT_OPERATIONS[action]
+    slot = getattr(widget, name, None) if widget is not None else None
+    if not callable(slot):
+        return False
+    if name in ("cut", "paste", "undo", "redo") and getattr(widget, "isReadOnly", lambda: False)():
+        return False
+    slot()
+    return True
+
+
+def scaled_font(base: QFont, zoom: float) -> QFont:
+    """``base`` at ``zoom`` times its size."""
+    font = QFont(base)
+    if base.pointSizeF() > 0:
+        font.setPointSizeF(max(base.pointSizeF() * zoom, 4.0))
+    elif base.pixelSize() > 0:
+        font.setPixelSize(max(round(base.pixelSize() * zoom), 4))
+    return font
+
+
+def all_shortcut_rows() -> list[tuple[str, str, str]]:
+    return [*shortcut_rows(), *OTHER_SHORTCUTS]
+
+
+def show_shortcuts(parent: QWidget) -> QDialog:
+    """Help → Keyboard Shortcuts: every key, where it works and what it does (non-modal)."""
+    rows = all_shortcut_rows()
+    dialog = QDialog(parent)
+    dialog.setObjectName("shortcutsDialog")
+    dialog.setWindowTitle("Keyboard Shortcuts — Continuum")
+    table = QTableWidget(len(rows), 3, dialog)
+    table.setObjectName("shortcutsTable")
+    table.setAccessibleName("Keyboard shortcuts")
+    table.setHorizontalHeaderLabels(["Where", "What", "Keys"])
+    table.verticalHeader().setVisible(False)
+    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    for number, row in enumerate(rows):
+        for column, text in enumerate(row):
+            table.setItem(number, column, QTableWidgetItem(text))
+    header = table.horizontalHeader()
+    header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+    header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+    header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+    buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, dialog)
+    buttons.rejected.connect(dialog.reject)
+    layout = QVBoxLayout(dialog)
+    layout.addWidget(table)
+    layout.addWidget(buttons)
+    dialog.resize(620, 520)
+    dialog.show()
+    return dialog
+
+
+def about_text(data_dir: Path, log_dir: Path) -> str:
+    """About Continuum's words (rich text; the paths escaped)."""
+    return (
+        f"<h3>Continuum {html.escape(__version__)}</h3>"
+        "<p>A desktop chat app where an interruption never costs you anything: every "
+        "finished message is saved as it arrives, and Resume picks up where a request "
+        "stopped — without running any tool twice.</p>"
+        "<p>API keys are kept in your system's keyring, never in files.</p>"
+        f"<p>Conversations: <code>{html.escape(str(data_dir))}</code><br>"
+        f"Logs: <code>{html.escape(str(log_dir))}</code></p>"
+    )
+
+
+def show_about(parent: QWidget, data_dir: Path, log_dir: Path) -> QMessageBox:
+    box = QMessageBox(parent)
+    box.setObjectName("aboutBox")
+    box.setWindowTitle("About Continuum")
+    box.setTextFormat(Qt.TextFormat.RichText)
+    box.setText(about_text(data_dir, log_dir))
+    box.setStandardButtons(QMessageBox.StandardButton.Close)
+    box.show()
+    return box
+
+
+def open_folder(
+    path: Path,
+    opener: Callable[[QUrl], bool] = QDesktopServices.openUrl,
+    *,
+    say: Callable[[str], object] | None = None,
+) -> bool:
+    """Open ``path`` in the file manager (made first if missing); says why when it cannot."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        if say is not None:
+            say(f"Could not open {path}: {err.strerror or err}. Check that the disk is there.")
+        return False
+    if opener(QUrl.fromLocalFile(str(path))):
+        return True
+    if say is not None:
+        say(f"No file manager opened {path}; open it yourself (the path is in Help → About).")
+    return False

@@ -1,0 +1,96 @@
+"""Where the window is and how big its text is: restored at start, saved at close.
+
+:class:`WindowPlace` applies a :class:`ui.window_state.WindowState` to the main window (its
+geometry, the splitter between the sidebar and the conversation, whether the person hid the
+sidebar, the zoom of the transcript and composer) and reads it back when the window closes.
+:func:`window_title` names the open conversation in the title bar.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QByteArray
+from PySide6.QtGui import QFont, QGuiApplication
+from PySide6.QtWidgets import QApplication
+
+from .commands import scaled_font
+from .window_state import WindowState, load_state, save_state, zoom_step
+
+if TYPE_CHECKING:
+    from .window import MainWindow
+
+__all__ = ["WindowPlace", "window_title"]
+
+TITLE_CHARS = 60
+
+
+def window_title(conversation: str) -> str:
+    """ "<conversation> — Continuum", the title cut at :data:`TITLE_CHARS` characters."""
+    words = " ".join(conversation.split())
+    if not words:
+        return "Continuum"
+    if len(words) > TITLE_CHARS:
+        words = words[: TITLE_CHARS - 1].rstrip() + "…"
+    return f"{words} — Continuum"
+
+
+class WindowPlace:
+    """The window's saved place and zoom (``window.json`` in the data folder)."""
+
+    def __init__(self, window: MainWindow, data_dir: Path) -> None:
+        self.window = window
+        self.data_dir = data_dir
+        self.state = WindowState()
+        self.sidebar = True  # the person's choice (View → Sidebar, ☰)
+        self.level = 1.0
+        self._base: QFont | None = None
+
+    def restore(self) -> None:
+        """Apply the saved state (a missing or damaged file: the defaults)."""
+        self.state = state = load_state(self.data_dir)
+        window = self.window
+        if state.geometry and window.restoreGeometry(QByteArray(state.geometry)):
+            self._keep_on_screen()
+        if state.splitter:
+            window.splitter.restoreState(QByteArray(state.splitter))
+        self.sidebar = state.sidebar
+        if not state.sidebar:
+            window.show_sidebar(False)
+        self.set_zoom(state.zoom)
+
+    def _keep_on_screen(self) -> None:
+        """A window saved on a screen that is gone comes back on the primary one."""
+        frame = self.window.frameGeometry()
+        if any(s.availableGeometry().intersects(frame) for s in QGuiApplication.screens()):
+            return
+        screen = QGuiApplication.primaryScreen()
+        if screen is not None:
+            self.window.move(screen.availableGeometry().topLeft())
+
+    def zoom(self, direction: int) -> None:
+        """View → Zoom In (+1), Zoom Out (-1), Actual Size (0)."""
+        self.set_zoom(zoom_step(self.level, direction))
+        self.window.statusBar().showMessage(f"Zoom {round(self.level * 100)} %", 2000)
+
+    def set_zoom(self, level: float) -> None:
+        """The transcript's and the composer's text at ``level`` times the app's font."""
+        self.level = level
+        if self._base is None:
+            self._base = QFont(QApplication.font())
+        font = scaled_font(self._base, level)
+        self.window.transcript.setFont(font)
+        self.window.composer.edit.setFont(font)
+
+    def save(self) -> None:
+        window = self.window
+        self.state = dataclasses.replace(
+            self.state,
+            geometry=bytes(window.saveGeometry().data()),
+            splitter=bytes(window.splitter.saveState().data()),
+            sidebar=self.sidebar,
+            zoom=self.level,
+        )
+        save_state(self.data_dir, self.state)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QDesktopServices, QFont
@@ -32,8 +33,12 @@ from app import __version__
 
 from .actions import shortcut_rows
 
+if TYPE_CHECKING:
+    from .window import MainWindow
+
 __all__ = [
     "EDIT_OPERATIONS",
+    "WindowCommands",
     "OTHER_SHORTCUTS",
     "about_text",
     "edit_focused",
@@ -169,3 +174,33 @@ def open_folder(
     if say is not None:
         say(f"No file manager opened {path}; open it yourself (the path is in Help → About).")
     return False
+
+
+class WindowCommands:
+    """The Conversation and Help menu entries that need the window's widgets."""
+
+    def __init__(self, window: MainWindow) -> None:
+        self.window = window
+
+    def _say(self, text: str) -> None:
+        self.window.statusBar().showMessage(text, 8000)
+
+    def resume(self) -> None:
+        """Conversation → Resume: what the bar's Resume button does, when the bar offers it."""
+        bar = self.window.resume_bar
+        button = bar.resume_button
+        if bar.isVisible() and button.isVisible() and button.isEnabled():
+            button.click()
+        else:
+            self._say("Nothing to resume in this conversation.")
+
+    def dismiss(self) -> None:
+        """Conversation → Dismiss: what the bar's Dismiss button does, when it is shown."""
+        bar = self.window.resume_bar
+        if bar.isVisible() and bar.dismiss_button.isVisible():
+            bar.dismiss_button.click()
+        else:
+            self._say("There is no Resume bar to dismiss.")
+
+    def open_folder(self, path: Path) -> None:
+        open_folder(path, self.window.open_url, say=self._say)

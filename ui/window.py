@@ -33,7 +33,7 @@ from app.services import AppServices, SettingsSaveError
 from .actions import THEME_ACTIONS, build_menus
 from .appearance import Appearance
 from .approval import ApprovalCard
-from .commands import EDIT_OPERATIONS, edit_focused, open_folder, show_about, show_shortcuts
+from .commands import EDIT_OPERATIONS, WindowCommands, edit_focused, show_about, show_shortcuts
 from .composer import Composer
 from .controller import ConversationController
 from .flows import STOP_FIRST, ExportFlow, ExportFormat, ModelFlow, WorkspaceFlow
@@ -42,15 +42,12 @@ from .resume_bar import ResumeBar
 from .sidebar import Sidebar
 from .transcript import TranscriptModel, TranscriptView
 from .welcome import WelcomePanel
-from .window_place import WindowPlace, window_title
+from .window_place import SIDEBAR_WIDTH, WindowPlace, window_title
 
 __all__ = ["MainWindow"]
 
 log = logging.getLogger(__name__)
 
-#: Below this window width the sidebar folds away; above it, it comes back.
-NARROW_WIDTH = 720
-SIDEBAR_WIDTH = 260
 
 RESOURCES = Path(__file__).resolve().parent.parent / "resources"
 
@@ -118,7 +115,6 @@ class MainWindow(QMainWindow):
         self.splitter = splitter
         # The sidebar's own minimum would hold the whole window wide; narrow windows fold it.
         self.sidebar.setMinimumWidth(0)
-        self._sidebar_folded = False  # folded by a narrow window (not by the person)
         self.setCentralWidget(splitter)
 
         status = self.statusBar()
@@ -141,6 +137,7 @@ class MainWindow(QMainWindow):
         )
         self.place = WindowPlace(self, services.data_dir)
         self.open_url: Callable[[QUrl], bool] = QDesktopServices.openUrl  # tests record it
+        self.commands = WindowCommands(self)
         self._build_menus()
         self._connect()
         self.place.restore()
@@ -164,15 +161,15 @@ class MainWindow(QMainWindow):
                 "findAction": self.focus_search,
                 **{name: functools.partial(edit_focused, name) for name in EDIT_OPERATIONS},
                 "stopAction": c.stop,
-                "resumeAction": self._resume_from_menu,
-                "dismissAction": self._dismiss_from_menu,
+                "resumeAction": self.commands.resume,
+                "dismissAction": self.commands.dismiss,
                 "sidebarAction": lambda: self.show_sidebar(self.sidebar_action.isChecked()),
                 "zoomInAction": lambda: self.place.zoom(+1),
                 "zoomOutAction": lambda: self.place.zoom(-1),
                 "zoomResetAction": lambda: self.place.zoom(0),
                 "shortcutsAction": lambda: show_shortcuts(self),
-                "openDataAction": lambda: self._open_folder(self.services.data_dir),
-                "openLogAction": lambda: self._open_folder(self.log_dir),
+                "openDataAction": lambda: self.commands.open_folder(self.services.data_dir),
+                "openLogAction": lambda: self.commands.open_folder(self.log_dir),
                 "aboutAction": lambda: show_about(self, self.services.data_dir, self.log_dir),
                 "renameAction": self._rename_current,
                 "deleteAction": self._delete_current,
@@ -359,21 +356,6 @@ class MainWindow(QMainWindow):
         if self.controller.resume():
             self.transcript.follow()
 
-    def _resume_from_menu(self) -> None:
-        """Conversation → Resume: what the bar's Resume button does, when the bar offers it."""
-        bar = self.resume_bar
-        if bar.isVisible() and bar.resume_button.isVisible() and bar.resume_button.isEnabled():
-            self._resume()
-        else:
-            self.statusBar().showMessage("Nothing to resume in this conversation.", 5000)
-
-    def _dismiss_from_menu(self) -> None:
-        if self.resume_bar.isVisible() and self.resume_bar.dismiss_button.isVisible():
-            self.resume_bar.dismissRequested.emit()
-
-    def _open_folder(self, path: Path) -> None:
-        open_folder(path, self.open_url, say=lambda t: self.statusBar().showMessage(t, 10000))
-
     def _resume_with(self, model_name: str) -> None:
         self.model_picker.setCurrentText(model_name)
         if self.controller.resume_with_model(model_name):
@@ -396,26 +378,11 @@ class MainWindow(QMainWindow):
 
     def show_sidebar(self, shown: bool) -> None:
         """View → Sidebar and the ☰ button: the person's choice, kept for the next start."""
-        self.sidebar.setVisible(shown)
-        self.sidebar_action.setChecked(shown)
-        self._sidebar_folded = False
-        self.place.sidebar = shown
-        if shown and self.splitter.sizes()[0] < 120:
-            width = self.splitter.width()
-            self.splitter.setSizes([SIDEBAR_WIDTH, max(width - SIDEBAR_WIDTH, 1)])
+        self.place.show_sidebar(shown)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
-        """A narrow window gives the conversation the whole width (the sidebar folds away and
-        comes back when the window is wide again, unless the person hid it; ☰ brings it back)."""
         super().resizeEvent(event)
-        narrow = event.size().width() < NARROW_WIDTH
-        if narrow and not self._sidebar_folded and self.sidebar.isVisible():
-            self._sidebar_folded = True
-            self.sidebar.hide()
-            self.sidebar_action.setChecked(False)
-        elif not narrow and self._sidebar_folded:
-            self._sidebar_folded = False
-            self.show_sidebar(self.place.sidebar)
+        self.place.fit_width(event.size().width())
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if self._closing:

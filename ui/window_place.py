@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 __all__ = ["WindowPlace", "window_title"]
 
 TITLE_CHARS = 60
+#: Below this window width the sidebar folds away; above it, it comes back.
+NARROW_WIDTH = 720
+SIDEBAR_WIDTH = 260
 
 
 def window_title(conversation: str) -> str:
@@ -46,7 +49,30 @@ class WindowPlace:
         self.state = WindowState()
         self.sidebar = True  # the person's choice (View → Sidebar, ☰)
         self.level = 1.0
+        self.folded = False  # the sidebar folded by a narrow window (not by the person)
         self._base: QFont | None = None
+
+    def show_sidebar(self, shown: bool) -> None:
+        """Show or hide the sidebar as the person chose (kept for the next start)."""
+        window = self.window
+        window.sidebar.setVisible(shown)
+        window.sidebar_action.setChecked(shown)
+        self.folded = False
+        self.sidebar = shown
+        if shown and window.splitter.sizes()[0] < 120:
+            width = window.splitter.width()
+            window.splitter.setSizes([SIDEBAR_WIDTH, max(width - SIDEBAR_WIDTH, 1)])
+
+    def fit_width(self, width: int) -> None:
+        """A narrow window gives the conversation the whole width: the sidebar folds away and
+        comes back when the window is wide again, unless the person hid it (☰ brings it)."""
+        sidebar = self.window.sidebar
+        if width < NARROW_WIDTH and not self.folded and sidebar.isVisible():
+            self.folded = True
+            sidebar.hide()
+            self.window.sidebar_action.setChecked(False)
+        elif width >= NARROW_WIDTH and self.folded:
+            self.show_sidebar(self.sidebar)
 
     def restore(self) -> None:
         """Apply the saved state (a missing or damaged file: the defaults)."""

@@ -1,27 +1,57 @@
 """The composer: where the person types. Enter sends, Shift+Enter breaks the line, Esc stops.
 
-The Send button becomes Stop while a request runs (two buttons with fixed object names, one
-visible at a time, so tests and screen readers always find the same names).
+The editor grows with its text from :data:`MIN_LINES` lines up to :data:`MAX_FRACTION` of the
+window's height (:func:`fit_height`), then scrolls; it shrinks back when the text goes (after
+sending). The Send button becomes Stop while a request runs (two buttons with fixed object
+names, one visible at a time, so tests and screen readers always find the same names).
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QMimeData, QSize, Qt, Signal
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtCore import QEvent, QMimeData, QObject, QSize, Qt, Signal
+from PySide6.QtGui import QKeyEvent, QShowEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
 
-__all__ = ["LARGE_PASTE_CHARS", "Composer", "ComposerEdit"]
+from .theme import SPACE
+
+__all__ = [
+    "LARGE_PASTE_CHARS",
+    "MAX_FRACTION",
+    "MIN_LINES",
+    "Composer",
+    "ComposerEdit",
+    "fit_height",
+]
 
 # Qt lays out a text edit's paragraphs eagerly; a multi-megabyte paste (often one huge line)
 # would freeze the window for minutes. Such a paste is kept aside as an attachment instead.
 LARGE_PASTE_CHARS = 100_000
+#: The empty editor's height in lines, and the share of the window it may grow to.
+MIN_LINES = 2
+MAX_FRACTION = 0.4
+
+
+def fit_height(
+    lines: float, line_height: int, chrome: int, window_height: int | None
+) -> tuple[int, bool]:
+    """The editor's height for ``lines`` laid-out lines of ``line_height`` px plus ``chrome`` px
+    of frame and margins, in a window ``window_height`` px tall (``None``: no window to fit):
+    at least :data:`MIN_LINES` lines, at most :data:`MAX_FRACTION` of the window (never below
+    the minimum). Also whether the text is taller than that (the editor then scrolls)."""
+    low = MIN_LINES * line_height + chrome
+    wanted = round(max(lines, MIN_LINES) * line_height) + chrome
+    if window_height is None:
+        return wanted, False
+    high = max(low, int(window_height * MAX_FRACTION))
+    return min(wanted, high), wanted > high
 
 
 class ComposerEdit(QPlainTextEdit):
@@ -32,9 +62,16 @@ class ComposerEdit(QPlainTextEdit):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("composer")
-        self.setAccessibleName("composer")
+        self.setAccessibleName("Message the model")
+        self.setAccessibleDescription("Enter sends, Shift+Enter starts a new line, Esc stops")
         self.setPlaceholderText("Message the model — Enter to send, Shift+Enter for a new line")
         self.setTabChangesFocus(True)
+        self.setSizePolicy(self.sizePolicy().horizontalPolicy(), QSizePolicy.Policy.Fixed)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self._window: QWidget | None = None  # whose height caps the editor's
+        layout = self.document().documentLayout()
+        layout.documentSizeChanged.connect(lambda _size: self.fit())
+        self.fit()
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         key = event.key()
@@ -60,8 +97,55 @@ class ComposerEdit(QPlainTextEdit):
         super().insertFromMimeData(source)
 
     def sizeHint(self) -> QSize:
-        metrics = self.fontMetrics()
-        return QSize(400, metrics.lineSpacing() * 4 + 12)
+        return QSize(400, self.height())
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(super().minimumSizeHint().width(), self.height())
+
+    def fit(self) -> None:
+        """Take the height the text needs (see :func:`fit_height`); scroll only past the cap.
+        (A plain-text document's size is counted in laid-out lines, wrapping included.)"""
+        lines = self.document().documentLayout().documentSize().height()
+        margins = self.contentsMargins()
+        # The frame, the document's margin above and below, and the pixel Qt's scroll range
+        # keeps spare (it scrolls once the lines exceed the viewport less a margin and 1 px).
+        margin = round(self.document().documentMargin())
+        chrome = margins.top() + margins.bottom() + 2 * margin + 1
+        window = self._window.height() if self._window is not None else None
+        height, scrolls = fit_height(lines, self.fontMetrics().lineSpacing(), chrome, window)
+        policy = (
+            Qt.ScrollBarPolicy.ScrollBarAsNeeded
+            if scrolls
+            else Qt.ScrollBarPolicy.ScrollBarAlwaysOff
+        )
+        self.setVerticalScrollBarPolicy(policy)
+        if height != self.height() or self.minimumHeight() != height:
+            self.setFixedHeight(height)
+        if scrolls:
+            self.ensureCursorVisible()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        window: QWidget | None = self.window()
+        if window is self or window is self.parentWidget():
+            window = None  # the composer is the window: its height follows ours, no cap
+        if window is not self._window:  # follow the window's height (it caps the editor's)
+            if self._window is not None:
+                self._window.removeEventFilter(self)
+            self._window = window
+            if window is not None:
+                window.installEventFilter(self)
+        super().showEvent(event)
+        self.fit()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self._window and event.type() == QEvent.Type.Resize:
+            self.fit()
+        return super().eventFilter(watched, event)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # View → Zoom: the same lines, taller
+            self.fit()
 
 
 class Composer(QWidget):
@@ -73,11 +157,11 @@ class Composer(QWidget):
         self.edit = ComposerEdit()
         self.send_button = QPushButton("Send")
         self.send_button.setObjectName("sendButton")
-        self.send_button.setAccessibleName("sendButton")
+        self.send_button.setAccessibleName("Send message")
         self.send_button.setToolTip("Send (Enter)")
         self.stop_button = QPushButton("Stop")
         self.stop_button.setObjectName("stopButton")
-        self.stop_button.setAccessibleName("stopButton")
+        self.stop_button.setAccessibleName("Stop answering")
         self.stop_button.setToolTip("Stop the answer (Esc)")
         self.stop_button.hide()
         self.attachment = QLabel()
@@ -86,6 +170,7 @@ class Composer(QWidget):
         self.attachment.hide()
         self.remove_attachment = QPushButton("Remove")
         self.remove_attachment.setObjectName("removePastedTextButton")
+        self.remove_attachment.setAccessibleName("Remove the pasted text")
         self.remove_attachment.hide()
         self.remove_attachment.clicked.connect(self.drop_attachment)
         attachment_row = QHBoxLayout()
@@ -96,11 +181,10 @@ class Composer(QWidget):
         editor.addLayout(attachment_row)
         editor.addWidget(self.edit)
         layout = QHBoxLayout(self)
-        layout.setContentsMargins(8, 4, 8, 8)
+        layout.setContentsMargins(SPACE[1], SPACE[0], SPACE[1], SPACE[1])
         layout.addLayout(editor, 1)
         layout.addWidget(self.send_button, 0, Qt.AlignmentFlag.AlignBottom)
         layout.addWidget(self.stop_button, 0, Qt.AlignmentFlag.AlignBottom)
-        self.edit.setMaximumHeight(self.edit.fontMetrics().lineSpacing() * 10 + 12)
         self.edit.submitted.connect(self._submit)
         self.edit.stopRequested.connect(self.stopRequested)
         self.edit.largePaste.connect(self.attach)

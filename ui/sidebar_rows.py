@@ -3,7 +3,7 @@
 :func:`row_geometry` is the one place that says where a row's date-group header, card, title,
 snippet and Resume badge go; painting (:class:`RowDelegate`), row heights and clicks
 (:class:`ConversationList`) all use it. Titles and snippets are drawn as runs of text
-(:func:`draw_spans`): the search's words in bold, elided with "…" (Qt.ElideRight) where the
+(:func:`fit_spans`): the search's words in bold, elided with "…" (Qt.ElideRight) where the
 row ends, so nothing is ever wider than the list; the badge stays inside the visible width.
 """
 
@@ -35,7 +35,8 @@ __all__ = [
     "ConversationList",
     "RowDelegate",
     "RowGeometry",
-    "draw_spans",
+    "Run",
+    "fit_spans",
     "row_geometry",
     "small_font",
 ]
@@ -119,33 +120,58 @@ def geometry_of(
     )
 
 
-def draw_spans(
+#: A run as drawn: its text (elided where the row ends), whether highlighted, its x offset.
+Run = tuple[str, bool, int]
+
+
+def fit_spans(spans: list[Span], fonts: tuple[QFont, QFont], width: int) -> list[Run]:
+    """Lay ``spans`` out left to right in ``width`` pixels, highlighted ones in ``fonts[1]``:
+    the run that does not fit is elided with "…" (Qt.ElideRight) and the rest dropped; when
+    not even "…" fits after a run, that run is elided instead."""
+    metrics = (QFontMetrics(fonts[0]), QFontMetrics(fonts[1]))
+    elide = Qt.TextElideMode.ElideRight
+    runs: list[Run] = []
+    x = 0
+    for text, strong in spans:
+        m = metrics[strong]
+        advance = m.horizontalAdvance(text)
+        if x + advance <= width:
+            runs.append((text, strong, x))
+            x += advance
+            continue
+        shown = m.elidedText(text, elide, width - x)
+        if shown:
+            runs.append((shown, strong, x))
+        elif runs:
+            last, last_strong, last_x = runs.pop()
+            lm = metrics[last_strong]
+            short = lm.horizontalAdvance(last) - lm.horizontalAdvance("…") - 1
+            runs.append((lm.elidedText(last, elide, max(short, 0)), last_strong, last_x))
+        break
+    return runs
+
+
+def _fonts(font: QFont) -> tuple[tuple[QFont, QFont], tuple[QFont, QFont]]:
+    """(plain, highlighted) fonts for a title and for a snippet."""
+    bold = QFont(font)
+    bold.setWeight(QFont.Weight.Bold)
+    return (font, bold), (small_font(font), small_font(font, bold=True))
+
+
+def _draw_runs(
     painter: QPainter,
     rect: QRect,
-    spans: list[Span],
+    runs: list[Run],
     fonts: tuple[QFont, QFont],
     colours: tuple[QColor, QColor],
 ) -> None:
-    """Runs of text left to right in ``rect``, highlighted ones in the second font and colour;
-    the run that does not fit is elided with "…" (Qt.ElideRight) and the rest dropped."""
-    x = rect.left()
     flags = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
-    for text, strong in spans:
-        font = fonts[strong]
-        metrics = QFontMetrics(font)
-        room = rect.right() + 1 - x
-        if room <= 0:
-            break
-        width = metrics.horizontalAdvance(text)
-        shown = (
-            text if width <= room else metrics.elidedText(text, Qt.TextElideMode.ElideRight, room)
-        )
-        painter.setFont(font)
+    for text, strong, x in runs:
+        painter.setFont(fonts[strong])
         painter.setPen(colours[strong])
-        painter.drawText(QRect(x, rect.top(), room, rect.height()), flags, shown)
-        if width > room:
-            break
-        x += width
+        painter.drawText(
+            QRect(rect.left() + x, rect.top(), rect.width() - x, rect.height()), flags, text
+        )
 
 
 class RowDelegate(QStyledItemDelegate):
@@ -186,23 +212,28 @@ class RowDelegate(QStyledItemDelegate):
             painter.drawText(g.header, Qt.AlignmentFlag.AlignVCenter, label)
         self._paint_card(painter, g.card, state, tokens)
         text = tokens.color("selection_text" if selected else "text")
-        bold = QFont(font)
-        bold.setWeight(QFont.Weight.Bold)
-        title = str(index.data(Qt.ItemDataRole.DisplayRole) or "")
-        draw_spans(painter, g.title, match_spans(title, self._terms()), (font, bold), (text, text))
-        snippet = index.data(SNIPPET_ROLE)
-        if g.snippet is not None and snippet:
-            muted = text if selected else tokens.color("muted")
-            draw_spans(
-                painter,
-                g.snippet,
-                snippet_spans(str(snippet)),
-                (small_font(font), small_font(font, bold=True)),
-                (muted, text),
-            )
+        muted = text if selected else tokens.color("muted")
+        title_fonts, snippet_fonts = _fonts(font)
+        title_runs, snippet_runs = self.runs(index, g, font)
+        _draw_runs(painter, g.title, title_runs, title_fonts, (text, text))
+        if g.snippet is not None:
+            _draw_runs(painter, g.snippet, snippet_runs, snippet_fonts, (muted, text))
         if g.badge is not None:
             self._paint_badge(painter, g.badge, small_font(font, bold=True), tokens)
         painter.restore()
+
+    def runs(
+        self, index: QModelIndex | QPersistentModelIndex, g: RowGeometry, font: QFont
+    ) -> tuple[list[Run], list[Run]]:
+        """The title's and the snippet's runs as this row draws them (search words bold)."""
+        title_fonts, snippet_fonts = _fonts(font)
+        title = str(index.data(Qt.ItemDataRole.DisplayRole) or "")
+        title_runs = fit_spans(match_spans(title, self._terms()), title_fonts, g.title.width())
+        snippet = index.data(SNIPPET_ROLE)
+        if g.snippet is None or not snippet:
+            return title_runs, []
+        spans = snippet_spans(str(snippet))
+        return title_runs, fit_spans(spans, snippet_fonts, g.snippet.width())
 
     @staticmethod
     def _paint_card(

@@ -1,7 +1,11 @@
-"""The sidebar's own keys and menu, through real Qt events (typed slots, issue 12)."""
+"""The sidebar's own keys and menu, through real Qt events (typed slots, issue 12): Delete,
+the context menu, and moving with the keyboard, which opens the conversation moved to (issue
+16) — in the widget and in the real window, where the highlight never disagrees with what is
+open."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -9,9 +13,11 @@ from PySide6.QtCore import QPoint, Qt, QTimer
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMenu
 
-from app import SessionInfo
+from app import SessionInfo, UserMessage
+from app.simulator import Reply
+from tests.ui.helpers import make_services, until, window_on_simulator
 from ui import sidebar as sidebar_module
-from ui.sidebar import Sidebar
+from ui.sidebar import SESSION_ROLE, Sidebar
 
 
 def _sidebar(qtbot: Any) -> Sidebar:
@@ -67,3 +73,108 @@ def test_context_menu_rename_emits_the_new_title(
     rect = side.list.visualItemRect(side.list.item(0))
     side.list.customContextMenuRequested.emit(QPoint(rect.center()))
     assert renamed == [("b", "Second (2)")]
+
+
+def _three(qtbot: Any) -> tuple[Sidebar, list[str]]:
+    side = Sidebar()
+    qtbot.addWidget(side)
+    side.set_sessions(
+        [
+            SessionInfo("a", "Apples", 1.0, 1.0, 1),
+            SessionInfo("b", "Bananas", 2.0, 2.0, 1),
+            SessionInfo("c", "Cherries", 3.0, 3.0, 1),
+        ],
+        set(),
+    )
+    side.resize(300, 400)
+    side.show()
+    opened: list[str] = []
+    side.sessionActivated.connect(opened.append)
+    side.set_current("c")  # newest first: Cherries is row 0
+    side.list.setFocus()
+    return side, opened
+
+
+def test_arrow_keys_open_the_conversation_they_move_to(qtbot: Any) -> None:
+    side, opened = _three(qtbot)
+    QTest.keyClick(side.list, Qt.Key.Key_Down)
+    assert opened == ["b"] and side.list.currentItem().data(SESSION_ROLE) == "b"
+    side.set_current("b")  # what the window does once it is open
+    QTest.keyClick(side.list, Qt.Key.Key_Down)
+    side.set_current("a")
+    QTest.keyClick(side.list, Qt.Key.Key_Down)  # already at the end: nothing moves, nothing opens
+    assert opened == ["b", "a"]
+    QTest.keyClick(side.list, Qt.Key.Key_Home)
+    side.set_current("c")
+    QTest.keyClick(side.list, Qt.Key.Key_End)
+    assert opened == ["b", "a", "c", "a"]
+    side.set_current("a")
+    # Enter on the open conversation does not open it again; Up does open the one above.
+    QTest.keyClick(side.list, Qt.Key.Key_Return)
+    QTest.keyClick(side.list, Qt.Key.Key_Up)
+    assert opened == ["b", "a", "c", "a", "b"]
+    # Typing a title's first letter jumps there and opens it, as the arrows do.
+    side.set_current("b")
+    QTest.keyClicks(side.list, "c")
+    assert opened[-1] == "c" and side.list.selectedItems()[0].data(SESSION_ROLE) == "c"
+
+
+def test_the_highlight_is_only_on_the_open_conversation(qtbot: Any) -> None:
+    side, _opened = _three(qtbot)
+    assert [i.data(SESSION_ROLE) for i in side.list.selectedItems()] == ["c"]
+    side.set_current(None)  # a new, empty conversation: nothing in the list is open
+    assert side.list.selectedItems() == []
+    side.set_current("a")
+    assert [i.data(SESSION_ROLE) for i in side.list.selectedItems()] == ["a"]
+    # A refill (a rename elsewhere, a new message) keeps the highlight on what is open.
+    side.set_sessions(
+        [SessionInfo("a", "Apples!", 1.0, 9.0, 2), SessionInfo("b", "Bananas", 2.0, 2.0, 1)], set()
+    )
+    assert [i.data(SESSION_ROLE) for i in side.list.selectedItems()] == ["a"]
+    assert side.session_ids() == ["a", "b"]
+
+
+def _highlighted(window: Any) -> str | None:
+    item = window.sidebar.list.currentItem()
+    selected = window.sidebar.list.selectedItems()
+    if item is None or selected != [item]:
+        return None
+    return str(item.data(SESSION_ROLE))
+
+
+def test_arrow_keys_in_the_window_open_and_the_highlight_follows(run: Any, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        services = await make_services(tmp_path, "http://127.0.0.1:9/v1")
+        ids = []
+        for title in ("Oldest", "Middle", "Newest"):
+            session = await services.new_session(title)
+            await services.storage.storage.append(session.id, "r", UserMessage(f"about {title}"))
+            ids.append(session.id)
+        await services.close()
+        oldest, middle, newest = ids
+        async with window_on_simulator(tmp_path) as (sim, window):
+            c = window.controller
+            await until(lambda: c.session_id == newest, what="the newest opened at start")
+            listing = window.sidebar.list
+            listing.setFocus()
+            QTest.keyClick(listing, Qt.Key.Key_Down)
+            await until(lambda: c.session_id == middle and not c.busy, what="Down opened it")
+            assert _highlighted(window) == middle
+            assert window.transcript_model.rowCount() >= 1  # its history is shown
+            QTest.keyClick(listing, Qt.Key.Key_Down)
+            QTest.keyClick(listing, Qt.Key.Key_Up)  # quickly: the last move wins
+            await until(lambda: c.session_id == middle, what="Up opened it")
+            await until(lambda: _highlighted(window) == middle, what="highlight on it")
+            # While an answer streams, moving is refused and the highlight comes back.
+            sim.enqueue(Reply(tokens=3000, tokens_per_second=200))
+            assert c.send("A long story, please")
+            await until(lambda: c.busy, what="streaming")
+            QTest.keyClick(listing, Qt.Key.Key_Down)
+            assert _highlighted(window) == oldest  # moved for a moment...
+            await until(lambda: _highlighted(window) == middle, what="highlight back")
+            assert c.session_id == middle
+            assert "Stop the running answer" in window.statusBar().currentMessage()
+            c.stop()
+            await until(lambda: not c.busy, what="stopped")
+
+    run(scenario(), timeout=60)

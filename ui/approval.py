@@ -34,8 +34,17 @@ import asyncio
 import html
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer
-from PySide6.QtGui import QFont, QKeySequence, QResizeEvent, QShortcut, QShowEvent
+from PySide6.QtCore import QEvent, QObject, QRectF, QSize, Qt, QTimer
+from PySide6.QtGui import (
+    QFont,
+    QKeySequence,
+    QPainter,
+    QPaintEvent,
+    QPen,
+    QResizeEvent,
+    QShortcut,
+    QShowEvent,
+)
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from app import ToolCall
@@ -97,7 +106,8 @@ class ApprovalCard(QFrame):
         self.setObjectName("approvalCard")
         self.setAccessibleName("Tool approval")
         self._workspace = Path(workspace) if workspace else None
-        self._tokens: Tokens | None = None
+        self.tokens: Tokens = LIGHT  # the theme it is painted in (from its palette)
+        self._styled = False
         self._restyling = False
         self.title = QLabel()
         self.title.setObjectName("approvalTitle")
@@ -205,48 +215,64 @@ class ApprovalCard(QFrame):
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
-        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.FontChange):
+        if event.type() in (
+            QEvent.Type.PaletteChange,
+            QEvent.Type.ApplicationPaletteChange,
+            QEvent.Type.FontChange,
+        ):
             self._restyle(force=event.type() == QEvent.Type.FontChange)
 
     def _restyle(self, force: bool = False) -> None:
-        """The theme's tokens on the card, its diff and its buttons (again on a palette change;
-        a style sheet resolves colours once, so it is rebuilt)."""
+        """The theme's tokens on the card, its diff and its buttons (again on a palette change:
+        a style sheet resolves its colours once, so each is rebuilt). The card itself is painted
+        (no style sheet on it), so it keeps following the window's palette."""
         t = tokens_for(self.palette())
-        if self._restyling or (t is self._tokens and not force):
+        if self._restyling or (t is self.tokens and self._styled and not force):
             return
-        self._restyling, self._tokens = True, t
+        self._restyling, self.tokens, self._styled = True, t, True
         try:
-            radius = SPACE[1]
-            self.setStyleSheet(
-                f"QFrame#approvalCard {{ background: {t.tool_bg}; border: 1px solid {t.border};"
-                f" border-radius: {radius}px; }}"
-                f" QLabel {{ color: {t.text}; background: transparent; border: none; }}"
-                f" QPlainTextEdit#approvalDetails {{ background: {t.code_bg};"
-                f" color: {t.code_text}; border: 1px solid {t.border}; border-radius: 4px;"
+            shape = f"border-radius: 6px; padding: {SPACE[0] + 1}px {SPACE[2]}px;"
+            plain = (
+                f"QPushButton {{ background: {t.surface}; color: {{color}};"
+                f" border: 1px solid {t.border}; {shape} }}"
+                f" QPushButton:hover {{ background: {t.code_header}; }}"
+            )
+            self.allow_conversation_button.setStyleSheet(plain.replace("{color}", t.text))
+            self.deny_button.setStyleSheet(plain.replace("{color}", t.danger))
+            self.allow_once_button.setStyleSheet(
+                f"QPushButton {{ background: {t.accent}; color: {t.on_accent};"
+                f" border: 1px solid {t.accent}; font-weight: 600; {shape} }}"
+                f" QPushButton:hover {{ background: {t.color('accent').darker(115).name()}; }}"
+            )
+            self.details.setStyleSheet(
+                f"QPlainTextEdit {{ background: {t.code_bg}; color: {t.code_text};"
+                f" border: 1px solid {t.border}; border-radius: 4px;"
                 f" selection-background-color: {t.selection_bg};"
                 f" selection-color: {t.selection_text}; }}"
-                f" QPushButton {{ background: {t.surface}; color: {t.text};"
-                f" border: 1px solid {t.border}; border-radius: 6px;"
-                f" padding: {SPACE[0] + 1}px {SPACE[2]}px; }}"
-                f" QPushButton:hover {{ background: {t.code_header}; }}"
-                f" QPushButton#approveOnceButton {{ background: {t.accent}; color: {t.on_accent};"
-                f" border-color: {t.accent}; font-weight: 600; }}"
-                f" QPushButton#approveOnceButton:hover {{"
-                f" background: {t.color('accent').darker(115).name()}; }}"
-                f" QPushButton#denyButton {{ color: {t.danger}; }}"
             )
             base = self.font()
             title = QFont(base)
             title.setPointSizeF(base.pointSizeF() * TYPE_SCALE["h3"])
             self.title.setFont(title)
             self.details.set_fonts(base)
+            self._show_title()
             self._show_view()
+            self.update()
         finally:
             self._restyling = False
 
+    def paintEvent(self, event: QPaintEvent) -> None:
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(QPen(self.tokens.color("border"), 1))
+        painter.setBrush(self.tokens.color("tool_bg"))
+        radius = float(SPACE[1])
+        painter.drawRoundedRect(QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5), radius, radius)
+        painter.end()
+
     def _show_view(self) -> None:
-        if self.view is not None and self._tokens is not None:
-            self.details.show_rows(self.view.rows, self._tokens)
+        if self.view is not None:
+            self.details.show_rows(self.view.rows, self.tokens)
             self._fit()
 
     def _fit(self) -> None:
@@ -329,6 +355,15 @@ class ApprovalCard(QFrame):
         if not future.done():
             future.set_result(decision)  # the done callback moves on to the next question
 
+    def _show_title(self) -> None:
+        if not self._queue:
+            return
+        name = html.escape(self._queue[0][0].name)
+        waiting = len(self._queue) - 1
+        muted = self.tokens.muted
+        more = f" <span style='color:{muted}'>· {waiting} more waiting</span>" if waiting else ""
+        self.title.setText(f"Allow <b>{name}</b> to run?{more}")
+
     def _show_head(self) -> None:
         if not self._queue:
             self._head = None
@@ -337,10 +372,7 @@ class ApprovalCard(QFrame):
             self.hide()
             return
         call = self._queue[0][0]
-        waiting = len(self._queue) - 1
-        muted = self._tokens.muted if self._tokens else LIGHT.muted
-        more = f" <span style='color:{muted}'>· {waiting} more waiting</span>" if waiting else ""
-        self.title.setText(f"Allow <b>{html.escape(call.name)}</b> to run?{more}")
+        self._show_title()
         if self._head is not self._queue[0]:  # a new question: unarmed for a moment
             self._head = self._queue[0]
             self.view = _target(call, self._workspace)

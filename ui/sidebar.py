@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from datetime import datetime
 
-from PySide6.QtCore import QEvent, QPoint, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -48,6 +48,7 @@ from .sidebar_text import (
     date_group,
     display_title,
     group_labels,
+    ms_until_tomorrow,
     no_match_text,
     query_terms,
 )
@@ -130,6 +131,11 @@ class Sidebar(QWidget):
         self._debounce.setInterval(200)
         self._debounce.timeout.connect(lambda: self.searchChanged.emit(self.search.text().strip()))
         self.search.textChanged.connect(lambda _text: self._debounce.start())
+        self.search.installEventFilter(self)
+        # At midnight "Today" becomes "Yesterday": the groups are redrawn then.
+        self._midnight = QTimer(self)
+        self._midnight.setSingleShot(True)
+        self._midnight.timeout.connect(self._regroup)
         self.new_button.clicked.connect(self.newRequested)
         self.list.itemActivated.connect(self._activated)
         self.list.itemClicked.connect(self._activated)
@@ -139,6 +145,19 @@ class Sidebar(QWidget):
     def cancel_pending_search(self) -> None:
         """Drop a search still waiting for its debounce (the window is closing)."""
         self._debounce.stop()
+        self._midnight.stop()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Down or Enter in the search field goes to the list and opens its first row."""
+        if watched is self.search and event.type() == QEvent.Type.KeyPress:
+            assert isinstance(event, QKeyEvent)
+            keys = (Qt.Key.Key_Down, Qt.Key.Key_Return, Qt.Key.Key_Enter)
+            if event.key() in keys and self.list.count():
+                self.list.setFocus(Qt.FocusReason.TabFocusReason)
+                self.list.setCurrentRow(0)
+                self._activated(self.list.item(0))
+                return True
+        return super().eventFilter(watched, event)
 
     # --- look ------------------------------------------------------------------------------
 
@@ -187,8 +206,13 @@ class Sidebar(QWidget):
         self.empty.hide()
         self._fill([(s, None) for s in self._sessions], grouped=True)
 
+    def _regroup(self) -> None:
+        if not self.search.text().strip():
+            self.show_all()
+
     def _fill(self, rows: list[tuple[SessionInfo, str | None]], *, grouped: bool) -> None:
         now = self.clock()
+        self._midnight.start(ms_until_tomorrow(now))
         labels = group_labels([_changed_at(info) for info, _ in rows], now)
         self.list.clear()
         for row, (info, snippet) in enumerate(rows):

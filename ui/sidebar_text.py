@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 
 __all__ = [
     "MONTHS",
@@ -25,6 +25,7 @@ __all__ = [
     "date_group",
     "display_title",
     "group_labels",
+    "ms_until_tomorrow",
     "match_spans",
     "no_match_text",
     "plain_title",
@@ -144,6 +145,14 @@ def group_labels(times: Iterable[float], now: datetime) -> list[str | None]:
         labels.append(group if group != previous else None)
         previous = group
     return labels
+
+
+def ms_until_tomorrow(now: datetime) -> int:
+    """Milliseconds from ``now`` to one second after its next midnight (when the date groups
+    change). Early by an hour on a daylight-saving day (a fixed offset): the groups are then
+    redrawn unchanged and the next wait is short."""
+    midnight = datetime.combine(now.date() + timedelta(days=1), datetime.min.time(), now.tzinfo)
+    return int((midnight - now).total_seconds() * 1000) + 1000
 
 
 # --- search -------------------------------------------------------------------------------

@@ -119,6 +119,20 @@ def test_arrow_keys_open_the_conversation_they_move_to(qtbot: Any) -> None:
     assert opened[-1] == "c" and side.list.selectedItems()[0].data(SESSION_ROLE) == "c"
 
 
+@pytest.mark.parametrize("key", [Qt.Key.Key_Down, Qt.Key.Key_Return])
+def test_down_or_enter_in_the_search_field_opens_the_first_result(qtbot: Any, key: Qt.Key) -> None:
+    side, opened = _three(qtbot)
+    side.search.setFocus()
+    side.search.setText("ban")
+    side.set_search_results([("b", "[Bananas] are yellow"), ("a", "[banana] bread")])
+    QTest.keyClick(side.search, key)
+    assert opened == ["b"] and side.list.currentRow() == 0
+    assert side.search.text() == "ban"  # the query stays
+    side.set_search_results([])
+    QTest.keyClick(side.search, key)  # nothing to open: nothing happens
+    assert opened == ["b"]
+
+
 def test_the_highlight_is_only_on_the_open_conversation(qtbot: Any) -> None:
     side, _opened = _three(qtbot)
     assert [i.data(SESSION_ROLE) for i in side.list.selectedItems()] == ["c"]

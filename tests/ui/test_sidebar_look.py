@@ -227,3 +227,16 @@ def test_colours_follow_the_theme(qtbot: Any, tokens: Tokens) -> None:
     g = _geometry(side, 1)
     row = side.list.visualRect(side.list.model().index(1, 0))
     assert row.contains(g.card) and g.card.contains(g.title)
+
+
+def test_the_groups_are_redrawn_at_midnight(qtbot: Any) -> None:
+    side = Sidebar()
+    qtbot.addWidget(side)
+    evening = datetime(2026, 12, 3, 23, 59, 59, 500000, tzinfo=UTC)
+    side.clock = lambda: evening
+    side.set_sessions([SessionInfo("x", "Late", _ago(hours=1), _ago(hours=1), 1)], set())
+    assert side.group_headers() == [(0, "Today")]
+    side.clock = lambda: evening + timedelta(seconds=2)
+    with qtbot.waitSignal(side._midnight.timeout, timeout=5000):
+        pass
+    assert side.group_headers() == [(0, "Yesterday")]

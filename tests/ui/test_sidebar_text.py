@@ -13,6 +13,7 @@ from ui.sidebar_text import (
     display_title,
     group_labels,
     match_spans,
+    ms_until_tomorrow,
     no_match_text,
     plain_title,
     query_terms,
@@ -69,8 +70,10 @@ def test_display_title(raw: str | None, shown: str) -> None:
 PLUS_TEN = timezone(timedelta(hours=10))
 
 
-def _at(tz: timezone, *parts: int) -> float:
-    return datetime(*parts, tzinfo=tz).timestamp()  # type: ignore[misc]
+def _at(
+    tz: timezone, year: int, month: int, day: int, hour: int = 0, minute: int = 0, second: int = 0
+) -> float:
+    return datetime(year, month, day, hour, minute, second, tzinfo=tz).timestamp()
 
 
 @pytest.mark.parametrize(
@@ -198,3 +201,16 @@ def test_no_match_text_and_accessible_text() -> None:
     assert no_match_text("  zebra \n crossing ") == "No conversations match “zebra crossing”"
     assert accessible_text("Plans", True) == "Plans — can be resumed"
     assert accessible_text("Plans", False) == "Plans"
+
+
+@pytest.mark.parametrize(
+    ("now", "ms"),
+    [
+        (datetime(2026, 12, 3, 23, 59, 59, 500000, tzinfo=UTC), 1500),
+        (datetime(2026, 12, 3, 0, 0, tzinfo=UTC), 86_400_000 + 1000),
+        (datetime(2026, 12, 31, 12, 0, tzinfo=PLUS_TEN), 43_200_000 + 1000),  # into a new year
+        (datetime(2026, 2, 28, 18, 0, tzinfo=UTC), 21_600_000 + 1000),  # into March
+    ],
+)
+def test_ms_until_tomorrow(now: datetime, ms: int) -> None:
+    assert ms_until_tomorrow(now) == ms

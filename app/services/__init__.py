@@ -304,15 +304,31 @@ class AppServices:
         return await _recovery.resume_info(self.client, self.journal, session_id)
 
     async def resumable_sessions(self) -> set[str]:
-        """Sessions whose Resume bar would offer Resume (for the sidebar's badges)."""
+        """Sessions whose Resume bar would offer Resume (for the sidebar's badges); a bar the
+        person dismissed for the conversation's current state gets no badge."""
         result = set()
+        dismissals = await self.journal.dismissals()
         for info in await self.list_sessions():
-            if info.message_count and await self.client.resume_point(info.id) is not None:
-                result.add(info.id)
+            if not info.message_count:
+                continue
+            point = await self.client.resume_point(info.id)
+            if point is None:
+                continue
+            dismissal = dismissals.get(info.id)
+            if dismissal is not None and dismissal.covers(
+                point.kind.value, await self.journal.stop_record(info.id)
+            ):
+                continue
+            result.add(info.id)
         return result
 
     async def dismiss_resume(self, session_id: str) -> None:
-        """Forget why the last request stopped and its draft (the history is untouched)."""
+        """The person dismissed the Resume bar: remember it for the conversation's current state
+        (reopening does not show the bar again until a new message or stop), then forget why the
+        last request stopped and its draft. The history is untouched, so what Resume would do
+        is unchanged."""
+        word = _recovery.resume_word(await self.client.resume_status(session_id))
+        await self.journal.record_dismissal(session_id, word)
         await self.journal.clear_stop(session_id)
         await self.journal.clear_draft(session_id)
 

@@ -6,7 +6,8 @@ Resume bar needs for one conversation.
 * :func:`set_aside_damaged_database` keeps a damaged database aside (never deleted) so a new
   one can start; :func:`database_damaged` is the store's callback for damage found while running;
 * :class:`ResumeInfo` / :func:`resume_info`: the resume point or why there is none, the last
-  stop record and draft, and which unanswered calls provably never started.
+  stop record and draft, which unanswered calls provably never started, and whether the person
+  dismissed the bar for this very state (:func:`resume_word` names the state dismissed).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ __all__ = [
     "database_damaged",
     "not_started_calls",
     "resume_info",
+    "resume_word",
     "set_aside_damaged_database",
     "settle_interrupted_requests",
 ]
@@ -128,6 +130,8 @@ class ResumeInfo:
     #: Unanswered calls that were awaiting approval: they provably never started, and Resume
     #: asks again. The other unanswered calls of ``point`` may or may not have run.
     awaiting_approval: tuple[ToolCall, ...] = ()
+    #: The person dismissed the bar for this state (nothing was added or stopped since).
+    dismissed: bool = False
 
     @property
     def resumable(self) -> bool:
@@ -142,19 +146,26 @@ class ResumeInfo:
         return tuple(c for c in self.point.unanswered_tool_calls if c.id not in waiting)
 
 
+def resume_word(status: ResumePoint | ResumeBlocked) -> str:
+    """The word a dismissal remembers: the resume kind, or the reason there is none."""
+    return status.kind.value if isinstance(status, ResumePoint) else status.reason.value
+
+
 async def resume_info(client: AgentClient, journal: SessionJournal, session_id: str) -> ResumeInfo:
     status = await client.resume_status(session_id)
     stop = await journal.stop_record(session_id)
     draft = await journal.draft(session_id)
+    dismissal = await journal.dismissal(session_id)
+    dismissed = dismissal is not None and dismissal.covers(resume_word(status), stop)
     if isinstance(status, ResumeBlocked):
-        return ResumeInfo(None, status.reason, status.description, stop, draft)
+        return ResumeInfo(None, status.reason, status.description, stop, draft, dismissed=dismissed)
     awaiting: tuple[ToolCall, ...] = ()
     if status.unanswered_tool_calls:
         states = await journal.tool_states(session_id)
         awaiting = tuple(
             c for c in status.unanswered_tool_calls if states.get(c.id) == TOOL_AWAITING_APPROVAL
         )
-    return ResumeInfo(status, None, None, stop, draft, awaiting)
+    return ResumeInfo(status, None, None, stop, draft, awaiting, dismissed)
 
 
 async def not_started_calls(journal: SessionJournal, session_id: str) -> Collection[str]:

@@ -10,6 +10,10 @@ process writes nothing. So the app keeps, per conversation, in the same database
 * a **stop record**: why the last request stopped (Stop pressed, connection dropped, provider
   error with its message, ...), in words for the Resume bar.
 
+* a **dismissal**: the person dismissed the Resume bar for the interruption the conversation
+  ended with (the newest message and the resume word then), so reopening does not bring the bar
+  back while nothing changed; a newer message or stop record is a new interruption.
+
 * **tool states**: for a call that needs approval, whether it is ``awaiting_approval`` (it
   provably never started) or ``started`` (it may have run) — written durably before each step,
   keyed by the assistant message that asked *and* the call id (ids repeat across turns).
@@ -40,6 +44,7 @@ from .sqlite import SQLiteSessionStore
 __all__ = [
     "TOOL_AWAITING_APPROVAL",
     "TOOL_STARTED",
+    "Dismissal",
     "RunningMarker",
     "SessionJournal",
     "StopKind",
@@ -90,6 +95,35 @@ class StopRecord:
     kind: StopKind
     message: str
     created_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class Dismissal:
+    """The person dismissed the Resume bar: for which state of the conversation, and when."""
+
+    session_id: str
+    #: The newest message's seq when dismissed, and now (-1: no messages).
+    last_seq: int
+    #: The resume word the bar was shown for (a ``ResumeKind`` or ``BlockedReason`` value).
+    point: str
+    dismissed_at: float
+    current_seq: int
+
+    def covers(self, point: str, stop: StopRecord | None) -> bool:
+        """Whether the conversation is still in the state that was dismissed: no message
+        added since, the same resume word, and no request stopped since."""
+        return (
+            self.current_seq == self.last_seq
+            and self.point == point
+            and (stop is None or stop.created_at <= self.dismissed_at)
+        )
+
+
+_DISMISSALS = (
+    "SELECT d.session_id, d.last_seq, d.point, d.dismissed_at, "
+    "(SELECT COALESCE(MAX(m.seq), -1) FROM messages m WHERE m.session_id = d.session_id) "
+    "FROM resume_dismissals d"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +231,40 @@ class SessionJournal:
 
     async def clear_stop(self, session_id: str) -> None:
         await self._execute("DELETE FROM stop_records WHERE session_id = ?", (session_id,))
+
+    async def record_dismissal(self, session_id: str, point: str) -> None:
+        """Remember that the Resume bar was dismissed while the conversation ends as it does
+        now (its newest message) with the resume word ``point``."""
+
+        async def op(conn: aiosqlite.Connection) -> None:
+            await ensure_session_row(conn, session_id)
+            await conn.execute(
+                "INSERT OR REPLACE INTO resume_dismissals(session_id, last_seq, point, "
+                "dismissed_at) SELECT ?, COALESCE(MAX(seq), -1), ?, ? FROM messages "
+                "WHERE session_id = ?",
+                (session_id, point, time.time(), session_id),
+            )
+
+        await self._db.transaction(op)
+
+    async def dismissal(self, session_id: str) -> Dismissal | None:
+        async def op(conn: aiosqlite.Connection) -> Dismissal | None:
+            async with conn.execute(
+                f"{_DISMISSALS} WHERE d.session_id = ?", (session_id,)
+            ) as cursor:
+                row = await cursor.fetchone()
+            return None if row is None else Dismissal(*row)
+
+        return await self._db.read(op)
+
+    async def dismissals(self) -> dict[str, Dismissal]:
+        """Every conversation's dismissal (for the sidebar's badges: one read)."""
+
+        async def op(conn: aiosqlite.Connection) -> dict[str, Dismissal]:
+            async with conn.execute(_DISMISSALS) as cursor:
+                return {row[0]: Dismissal(*row) for row in await cursor.fetchall()}
+
+        return await self._db.read(op)
 
     async def set_tool_state(
         self, session_id: str, call_id: str, state: str, *, asked_seq: int | None = None

@@ -6,9 +6,9 @@ applied). :mod:`app.storage.database` reads both before writing anything and app
 missing steps of :data:`MIGRATIONS` in one transaction.
 
 Tables: ``sessions`` and ``messages`` (the history, :mod:`app.storage.sqlite`), the app's records
-beside it — ``running_requests``, ``drafts``, ``stop_records``, ``tool_states``
-(:mod:`app.storage.journal`) — ``session_settings`` (:mod:`app.storage.conversation_settings`)
-and the full-text index ``messages_fts``.
+beside it — ``running_requests``, ``drafts``, ``stop_records``, ``tool_states``,
+``resume_dismissals`` (:mod:`app.storage.journal`) — ``session_settings``
+(:mod:`app.storage.conversation_settings`) and the full-text index ``messages_fts``.
 """
 
 from __future__ import annotations
@@ -161,6 +161,17 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             )""",
         "DROP TABLE tool_states",
         "ALTER TABLE tool_states_by_message RENAME TO tool_states",
+    ),
+    (
+        # Schema 6: the person dismissed the Resume bar for the interruption the conversation
+        # ended with: the newest message's seq then (-1: none) and the resume word shown
+        # (a ResumeKind or a BlockedReason). A newer message or stop record is a new one.
+        """CREATE TABLE resume_dismissals (
+            session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+            last_seq INTEGER NOT NULL,
+            point TEXT NOT NULL,
+            dismissed_at REAL NOT NULL
+        )""",
     ),
 )
 SCHEMA_VERSION: Final = len(MIGRATIONS)

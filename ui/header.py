@@ -102,6 +102,7 @@ class HeaderBar(QWidget):
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
         )
         self.model_caption.setBuddy(self.model_picker)
+        self.ready = True
         row = QHBoxLayout(self)
         row.setContentsMargins(SPACE[1], SPACE[1] - 2, SPACE[1], 0)
         row.setSpacing(SPACE[1])
@@ -110,6 +111,13 @@ class HeaderBar(QWidget):
         row.addWidget(self.workspace_button)
         row.addWidget(self.model_caption)
         row.addWidget(self.model_picker)
+
+    def set_ready(self, ready: bool) -> None:
+        """Before a provider is set up there is no model to pick and no folder to choose."""
+        self.ready = ready
+        self.model_picker.setVisible(ready)
+        self.workspace_button.setVisible(ready)
+        self.model_caption.setVisible(ready and self.width() >= COMPACT_WIDTH)
 
     def minimumSizeHint(self) -> QSize:
         # Never held wide by the caption: it goes below COMPACT_WIDTH anyway.
@@ -120,4 +128,4 @@ class HeaderBar(QWidget):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        self.model_caption.setVisible(event.size().width() >= COMPACT_WIDTH)
+        self.model_caption.setVisible(self.ready and event.size().width() >= COMPACT_WIDTH)

@@ -207,6 +207,7 @@ class MainWindow(QMainWindow):
         c.statusMessage.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.services.notify = c.statusMessage.emit
         self.workspace_button.clicked.connect(self.workspace.choose)
+        self.stack.currentChanged.connect(self._page_changed)
         self.header.sidebar_button.clicked.connect(
             lambda: self.show_sidebar(not self.sidebar.isVisible())
         )
@@ -324,6 +325,13 @@ class MainWindow(QMainWindow):
     def focus_search(self) -> None:
         self.sidebar.search.setFocus()
         self.sidebar.search.selectAll()
+
+    def _page_changed(self, _index: int) -> None:
+        """Before anything is set up (the welcome panel) there is nothing to type to and no
+        model to pick: the composer and the header's model and folder controls go."""
+        ready = self.stack.currentWidget() is not self.welcome
+        self.composer.setVisible(ready)
+        self.header.set_ready(ready)
 
     def _session_changed(self, session_id: str | None) -> None:
         self.sidebar.set_current(session_id)

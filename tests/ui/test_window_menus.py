@@ -306,3 +306,19 @@ def test_a_480_px_window_fits(run: Any, tmp_path: Path) -> None:
             assert header.geometry().right() <= window.width()
 
     run(scenario())
+
+
+def test_before_setup_there_is_no_composer_or_model_picker(run: Any, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        window = await open_window(tmp_path, None)
+        try:
+            assert window.stack.currentWidget() is window.welcome
+            assert not window.composer.isVisible()
+            assert not window.model_picker.isVisible() and not window.workspace_button.isVisible()
+            window.welcome.offlineRequested.emit()  # "Try it offline"
+            await until(lambda: window.stack.currentWidget() is window.transcript, what="ready")
+            assert window.composer.isVisible() and window.model_picker.isVisible()
+        finally:
+            await close_window(window)
+
+    run(scenario())

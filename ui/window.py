@@ -141,6 +141,7 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._connect()
         self.place.restore()
+        self._tab_order()
         self._closing = False
         self._closed: asyncio.Future[None] | None = None
         self._shutdown_task: asyncio.Future[None] | None = None
@@ -230,6 +231,26 @@ class MainWindow(QMainWindow):
         self.transcript.delegate.codeCopied.connect(
             lambda _code: self.statusBar().showMessage("Code copied", 3000)
         )
+
+    def _tab_order(self) -> None:
+        """Tab walks the window left to right, top to bottom, ending at the composer."""
+        chain = [
+            self.sidebar.new_button,
+            self.sidebar.search,
+            self.sidebar.list,
+            self.header.sidebar_button,
+            self.workspace_button,
+            self.model_picker,
+            self.resume_bar.resume_button,
+            self.resume_bar.other_button,
+            self.resume_bar.dismiss_button,
+            self.transcript,
+            self.composer.edit,
+            self.composer.send_button,
+            self.composer.stop_button,
+        ]
+        for first, second in zip(chain, chain[1:], strict=False):
+            QWidget.setTabOrder(first, second)
 
     # --- startup ---------------------------------------------------------------------------
 

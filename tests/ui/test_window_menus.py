@@ -322,3 +322,21 @@ def test_before_setup_there_is_no_composer_or_model_picker(run: Any, tmp_path: P
             await close_window(window)
 
     run(scenario())
+
+
+def test_tab_walks_the_window_in_reading_order(run: Any, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with window_on_simulator(tmp_path) as (_sim, window):
+            await _activate(window)
+            window.sidebar.search.setFocus()
+            seen = [QApplication.focusWidget()]
+            for _ in range(12):
+                QTest.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab)
+                seen.append(QApplication.focusWidget())
+            order = [w for w in seen if w is not None]
+            wanted = [window.sidebar.search, window.sidebar.list, window.transcript]
+            wanted += [window.composer.edit, window.composer.send_button]
+            positions = [order.index(w) for w in wanted]
+            assert positions == sorted(positions), [type(w).__name__ for w in order]
+
+    run(scenario())

@@ -112,7 +112,6 @@ class Sidebar(QWidget):
         self.list.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.list.setFrameShape(QFrame.Shape.NoFrame)
-        self.list.setMouseTracking(True)  # the hover card
         layout = QVBoxLayout(self)
         layout.setContentsMargins(SPACE[1], SPACE[1], 0, SPACE[1])
         layout.setSpacing(SPACE[1])
@@ -148,9 +147,13 @@ class Sidebar(QWidget):
         self._midnight.stop()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        """Down or Enter in the search field goes to the list and opens its first row."""
+        """Down or Enter in the search field goes to the list and opens its first row; Esc
+        clears the search (when no answer is running: then Esc stops it)."""
         if watched is self.search and event.type() == QEvent.Type.KeyPress:
             assert isinstance(event, QKeyEvent)
+            if event.key() == Qt.Key.Key_Escape and self.search.text():
+                self.search.clear()
+                return True
             keys = (Qt.Key.Key_Down, Qt.Key.Key_Return, Qt.Key.Key_Enter)
             if event.key() in keys and self.list.count():
                 self.list.setFocus(Qt.FocusReason.TabFocusReason)

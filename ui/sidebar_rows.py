@@ -12,7 +12,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, QRect, QSize, Qt, Signal
+from PySide6.QtCore import (
+    QEvent,
+    QModelIndex,
+    QPersistentModelIndex,
+    QPoint,
+    QRect,
+    QSize,
+    Qt,
+    Signal,
+)
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QKeyEvent, QMouseEvent, QPainter
 from PySide6.QtWidgets import (
     QListWidget,
@@ -210,7 +219,9 @@ class RowDelegate(QStyledItemDelegate):
                 str(index.data(GROUP_ROLE)), Qt.TextElideMode.ElideRight, g.header.width()
             )
             painter.drawText(g.header, Qt.AlignmentFlag.AlignVCenter, label)
-        self._paint_card(painter, g.card, state, tokens)
+        widget = option.widget
+        over_header = isinstance(widget, ConversationList) and widget.over_header
+        self._paint_card(painter, g.card, state, tokens, over_header)
         text = tokens.color("selection_text" if selected else "text")
         muted = text if selected else tokens.color("muted")
         title_fonts, snippet_fonts = _fonts(font)
@@ -237,14 +248,14 @@ class RowDelegate(QStyledItemDelegate):
 
     @staticmethod
     def _paint_card(
-        painter: QPainter, card: QRect, state: QStyle.StateFlag, tokens: Tokens
+        painter: QPainter, card: QRect, state: QStyle.StateFlag, tokens: Tokens, over_header: bool
     ) -> None:
         radius = SPACE[1] - 2
         painter.setPen(Qt.PenStyle.NoPen)
         if state & QStyle.StateFlag.State_Selected:
             painter.setBrush(tokens.color("selection_bg"))
             painter.drawRoundedRect(card, radius, radius)
-        elif state & QStyle.StateFlag.State_MouseOver:
+        elif state & QStyle.StateFlag.State_MouseOver and not over_header:
             painter.setBrush(tokens.color("border"))
             painter.drawRoundedRect(card, radius, radius)
         if state & QStyle.StateFlag.State_HasFocus and state & QStyle.StateFlag.State_Active:
@@ -269,6 +280,12 @@ class ConversationList(QListWidget):
 
     moved = Signal(object)  # the QListWidgetItem the keyboard moved to
 
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setMouseTracking(True)  # the hover card
+        #: Whether the mouse is on a group header (then no card looks hovered).
+        self.over_header = False
+
     def keyPressEvent(self, event: QKeyEvent) -> None:
         before = self.currentItem()
         super().keyPressEvent(event)
@@ -283,6 +300,17 @@ class ConversationList(QListWidget):
             return False
         geometry = geometry_of(self.visualRect(index), self.font(), index)
         return pos.y() < geometry.card.top()
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        over = self.on_header(event.position().toPoint())
+        if over != self.over_header:
+            self.over_header = over
+            self.viewport().update()
+        super().mouseMoveEvent(event)
+
+    def leaveEvent(self, event: QEvent) -> None:
+        self.over_header = False
+        super().leaveEvent(event)
 
     def mousePressEvent(self, event: QMouseEvent) -> None:
         if self.on_header(event.position().toPoint()):

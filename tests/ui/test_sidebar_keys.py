@@ -133,6 +133,14 @@ def test_down_or_enter_in_the_search_field_opens_the_first_result(qtbot: Any, ke
     assert opened == ["b"]
 
 
+def test_escape_in_the_search_field_clears_it(qtbot: Any) -> None:
+    side, _opened = _three(qtbot)
+    side.search.setFocus()
+    QTest.keyClicks(side.search, "ban")
+    QTest.keyClick(side.search, Qt.Key.Key_Escape)
+    assert side.search.text() == ""
+
+
 def test_the_highlight_is_only_on_the_open_conversation(qtbot: Any) -> None:
     side, _opened = _three(qtbot)
     assert [i.data(SESSION_ROLE) for i in side.list.selectedItems()] == ["c"]
@@ -179,6 +187,10 @@ def test_arrow_keys_in_the_window_open_and_the_highlight_follows(run: Any, tmp_p
             QTest.keyClick(listing, Qt.Key.Key_Up)  # quickly: the last move wins
             await until(lambda: c.session_id == middle, what="Up opened it")
             await until(lambda: _highlighted(window) == middle, what="highlight on it")
+            # Esc in the search field clears it (no answer running: nothing to stop).
+            QTest.keyClicks(window.sidebar.search, "Old")
+            QTest.keyClick(window.sidebar.search, Qt.Key.Key_Escape)
+            assert window.sidebar.search.text() == ""
             # While an answer streams, moving is refused and the highlight comes back.
             sim.enqueue(Reply(tokens=3000, tokens_per_second=200))
             assert c.send("A long story, please")

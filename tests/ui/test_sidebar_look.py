@@ -240,3 +240,21 @@ def test_the_groups_are_redrawn_at_midnight(qtbot: Any) -> None:
     with qtbot.waitSignal(side._midnight.timeout, timeout=5000):
         pass
     assert side.group_headers() == [(0, "Yesterday")]
+
+
+def test_hovering_a_header_does_not_light_up_the_card_below(qtbot: Any) -> None:
+    side = _sidebar(qtbot)
+    g = _geometry(side, 3)  # "Previous 7 days" heads row 3
+    assert g.header is not None
+    viewport = side.list.viewport()
+    probe = QPoint(g.card.left() + 4, g.card.bottom() - 2)
+
+    def colour_at_card() -> str:
+        image = viewport.grab().toImage()
+        return image.pixelColor(probe * image.devicePixelRatio()).name()
+
+    QTest.mouseMove(viewport, g.card.center())
+    qtbot.waitUntil(lambda: colour_at_card() == LIGHT.border)
+    QTest.mouseMove(viewport, g.header.center())
+    qtbot.waitUntil(lambda: side.list.over_header)
+    qtbot.waitUntil(lambda: colour_at_card() == LIGHT.window)

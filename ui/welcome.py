@@ -1,16 +1,24 @@
-"""The first-launch panel: what can answer right now on this machine.
+"""The empty states: the first-launch panel, and the hint an empty conversation shows.
 
-It lists local model servers found on their default loopback ports, offers an OpenAI-compatible
-or Anthropic endpoint with a key (Settings), and "Try it offline", which starts the built-in
-provider simulator — labelled as such, because its answers are not a real model's.
+:class:`WelcomePanel` says what can answer right now on this machine: local model servers found
+on their default loopback ports, an OpenAI-compatible or Anthropic endpoint with a key
+(Settings), and "Try it offline", which starts the built-in provider simulator (labelled as
+such: its answers are not a real model's). While it is the page, nothing is set up, so the
+composer and the model picker have nothing to do: :attr:`WelcomePanel.activeChanged` and
+:meth:`WelcomePanel.hide_while_active` let the window put them away.
+
+:class:`EmptyConversationHint` lies over an empty transcript and says what to do and which
+model answers (:func:`empty_hint_text`); it goes when the first row arrives.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QRect, Qt, Signal
+from PySide6.QtGui import QFont, QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QFrame,
     QHBoxLayout,
     QLabel,
@@ -22,19 +30,60 @@ from PySide6.QtWidgets import (
 from app.services import LocalServer
 
 from .plain import plain_tooltip
+from .theme import SPACE, TYPE_SCALE, tokens_for
 
-__all__ = ["WelcomePanel"]
+__all__ = ["EmptyConversationHint", "WelcomePanel", "empty_hint_text"]
+
+#: The keys an empty conversation reminds of.
+KEYS_LINE = "Enter sends · Shift+Enter starts a new line · Esc stops the answer"
+#: The hint's column of words at most this wide (px), like the transcript's reading column.
+HINT_WIDTH = 560
+
+
+def empty_hint_text(model: str, simulator: bool = False) -> tuple[str, str]:
+    """What an empty conversation says: a headline, and a line naming the model in use."""
+    model = model.strip()
+    if not model:
+        return "Choose a model", "Pick one in the Model box above, then ask anything."
+    if simulator:
+        return "Ask anything", (
+            f"Answers come from the offline simulator ({model}): it echoes your message "
+            "slowly, so you can try Stop and Resume. It is not a real model."
+        )
+    return "Ask anything", (
+        f"Answers from {model} are saved as they arrive: a stopped or broken answer "
+        "can be resumed where it stopped."
+    )
+
+
+def _scaled(font: QFont, step: str, *, bold: bool = False) -> QFont:
+    """``font`` at the type scale's ``step``."""
+    font = QFont(font)
+    if font.pointSizeF() > 0:
+        font.setPointSizeF(font.pointSizeF() * TYPE_SCALE[step])
+    else:
+        font.setPixelSize(round(font.pixelSize() * TYPE_SCALE[step]))
+    font.setBold(bold)
+    return font
 
 
 class WelcomePanel(QWidget):
     localServerChosen = Signal(object)  # LocalServer
     settingsRequested = Signal()
     offlineRequested = Signal()
+    #: True when the panel becomes the page (nothing is set up yet), False when it gives way
+    #: to the transcript. Not sent when the whole window merely hides or shows.
+    activeChanged = Signal(bool)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("welcomePanel")
+        self.setAccessibleName("Welcome")
+        self._active = False
+        self._companions: list[QWidget] = []
+        self.activeChanged.connect(self._show_companions)
         title = QLabel("<h2>Welcome to Continuum</h2>")
+        title.setAccessibleName("Welcome to Continuum")
         intro = QLabel(
             "Chats that survive interruptions: every message is saved as it "
             "completes, and a stopped or broken answer can be resumed where it "
@@ -48,26 +97,29 @@ class WelcomePanel(QWidget):
         self.local_box.addWidget(self.local_status)
         self.remote_button = QPushButton("Use an OpenAI-compatible or Anthropic API…")
         self.remote_button.setObjectName("welcomeRemoteButton")
+        self.remote_button.setAccessibleName("Use an OpenAI-compatible or Anthropic API")
         self.offline_button = QPushButton("Try it offline (built-in simulator)")
         self.offline_button.setObjectName("welcomeOfflineButton")
-        offline_note = QLabel(
+        self.offline_button.setAccessibleName("Try it offline with the built-in simulator")
+        self.offline_note = offline_note = QLabel(
             "The simulator runs inside Continuum and echoes your messages "
             "back slowly, so you can try Stop and Resume without a model. "
             "It is not a real model."
         )
         offline_note.setWordWrap(True)
-        offline_note.setEnabled(False)
+        offline_note.setObjectName("welcomeOfflineNote")
 
         column = QVBoxLayout()
+        column.setSpacing(SPACE[1])
         column.addWidget(title)
         column.addWidget(intro)
-        column.addSpacing(8)
+        column.addSpacing(SPACE[1])
         column.addWidget(self._section("On this computer"))
         column.addLayout(self.local_box)
-        column.addSpacing(8)
+        column.addSpacing(SPACE[1])
         column.addWidget(self._section("A provider with an API key"))
         column.addWidget(self.remote_button)
-        column.addSpacing(8)
+        column.addSpacing(SPACE[1])
         column.addWidget(self._section("No model at hand"))
         column.addWidget(self.offline_button)
         column.addWidget(offline_note)
@@ -82,6 +134,48 @@ class WelcomePanel(QWidget):
         self.remote_button.clicked.connect(self.settingsRequested)
         self.offline_button.clicked.connect(self.offlineRequested)
         self._server_buttons: list[QPushButton] = []
+        self._paint_tokens()
+
+    # --- being the page --------------------------------------------------------------------
+
+    @property
+    def active(self) -> bool:
+        """Whether the panel is the page (shown in place of the transcript)."""
+        return self._active
+
+    def hide_while_active(self, *widgets: QWidget) -> None:
+        """Hide ``widgets`` (the composer, the model picker) while the panel is the page, and
+        show them again when it gives way to the transcript."""
+        self._companions.extend(widgets)
+        self._show_companions(self._active)
+
+    def _show_companions(self, active: bool) -> None:
+        for widget in self._companions:
+            widget.setVisible(not active)
+
+    def _set_active(self) -> None:
+        # Explicitly hidden (isHidden) only when the stack turned to another page: a window
+        # that hides or shows as a whole leaves its pages' own state alone.
+        active = not self.isHidden()
+        if active != self._active:
+            self._active = active
+            self.activeChanged.emit(active)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self._set_active()
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        super().hideEvent(event)
+        self._set_active()
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
+            self._paint_tokens()
+        super().changeEvent(event)
+
+    def _paint_tokens(self) -> None:
+        self.offline_note.setStyleSheet(f"color: {tokens_for(self.palette()).muted};")
 
     @staticmethod
     def _section(text: str) -> QLabel:
@@ -107,3 +201,78 @@ class WelcomePanel(QWidget):
             button.clicked.connect(lambda _=False, s=server: self.localServerChosen.emit(s))
             self.local_box.addWidget(button)
             self._server_buttons.append(button)
+
+
+class EmptyConversationHint(QWidget):
+    """Lies over ``view``'s viewport while its model has no rows: what to do, and the model in
+    use (:meth:`set_model`). Clicks and wheel go through to the view."""
+
+    def __init__(self, view: QAbstractItemView) -> None:
+        viewport = view.viewport()
+        super().__init__(viewport)
+        self.setObjectName("emptyConversationHint")
+        self.setAccessibleName("Empty conversation")
+        self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        self.title = QLabel()
+        self.title.setObjectName("emptyHintTitle")
+        self.line = QLabel()
+        self.line.setObjectName("emptyHintLine")
+        self.keys = QLabel(KEYS_LINE)
+        self.keys.setObjectName("emptyHintKeys")
+        for label in (self.title, self.line, self.keys):
+            label.setTextFormat(Qt.TextFormat.PlainText)  # the model's name is not markup
+            label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+            label.setWordWrap(True)
+        self.title.setFont(_scaled(self.font(), "h2", bold=True))
+        self.keys.setFont(_scaled(self.font(), "small"))
+        self._column = column = QVBoxLayout(self)
+        column.setSpacing(SPACE[1])
+        column.addStretch(1)
+        for label in (self.title, self.line, self.keys):
+            column.addWidget(label)
+        column.addStretch(2)  # a little above the middle, where the eye lands
+        self._view = view
+        self._viewport = viewport
+        model = view.model()
+        assert model is not None, "set the view's model before its hint"
+        for signal in (model.rowsInserted, model.rowsRemoved, model.modelReset):
+            signal.connect(self._follow_rows)
+        viewport.installEventFilter(self)
+        self.set_model("")
+        self._paint_tokens()
+        self._fit(viewport.rect())
+        self._follow_rows()
+
+    def set_model(self, model: str, simulator: bool = False) -> None:
+        """Name ``model`` (``simulator``: the built-in one) as what answers."""
+        title, line = empty_hint_text(model, simulator)
+        self.title.setText(title)
+        self.line.setText(line)
+        self.setAccessibleDescription(f"{title}. {line}")
+
+    def _follow_rows(self, *_args: object) -> None:
+        model = self._view.model()
+        self.setVisible(model is not None and model.rowCount() == 0)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        viewport = self._viewport
+        if watched is viewport and event.type() == QEvent.Type.Resize:
+            self._fit(viewport.rect())
+        return super().eventFilter(watched, event)
+
+    def _fit(self, rect: QRect) -> None:
+        """Cover ``rect`` (the viewport), the words in a centred column of readable width."""
+        self.setGeometry(rect)
+        side = max(SPACE[4], (rect.width() - HINT_WIDTH) // 2)
+        self._column.setContentsMargins(side, SPACE[4], side, SPACE[4])
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
+            self._paint_tokens()
+        super().changeEvent(event)
+
+    def _paint_tokens(self) -> None:
+        tokens = tokens_for(self.palette())
+        self.title.setStyleSheet(f"color: {tokens.text};")
+        self.line.setStyleSheet(f"color: {tokens.muted};")
+        self.keys.setStyleSheet(f"color: {tokens.muted};")

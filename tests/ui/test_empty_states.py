@@ -1,0 +1,132 @@
+"""Empty states in the real window (offscreen): a new conversation says what to do and which
+model answers; the welcome panel (nothing set up yet) puts the composer and the model picker
+away and brings them back once something can answer.
+
+The window's wiring is done here the way ``ui/window.py`` is to do it (see each test)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtGui import QPalette
+
+from tests.ui.helpers import close_window, open_window, until, window_on_simulator
+from ui.theme import DARK, LIGHT
+from ui.welcome import KEYS_LINE, EmptyConversationHint, empty_hint_text
+
+
+@pytest.mark.parametrize(
+    ("model", "simulator", "title", "has"),
+    [
+        ("gpt-4o-mini", False, "Ask anything", ["Answers from gpt-4o-mini", "resumed"]),
+        ("  llama3  ", False, "Ask anything", ["Answers from llama3 are"]),
+        ("sim-echo", True, "Ask anything", ["offline simulator (sim-echo)", "not a real model"]),
+        ("", False, "Choose a model", ["Model box"]),
+        ("   ", True, "Choose a model", ["Model box"]),
+    ],
+)
+def test_empty_hint_text(model: str, simulator: bool, title: str, has: list[str]) -> None:
+    got_title, line = empty_hint_text(model, simulator)
+    assert got_title == title
+    assert all(words in line for words in has), line
+    assert ("simulator" in line) == (simulator and bool(model.strip()))
+
+
+def test_a_new_conversation_says_what_to_do_and_which_model(run: Any, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with window_on_simulator(tmp_path) as (_sim, window):
+            # window.py: self.empty_hint = EmptyConversationHint(self.transcript) and
+            # self.model_picker.currentTextChanged.connect(self.empty_hint.set_model)
+            hint = EmptyConversationHint(window.transcript)
+            window.model_picker.currentTextChanged.connect(hint.set_model)
+            await until(lambda: window.model_picker.count() > 0, what="models listed")
+            hint.set_model(window.model_picker.currentText())
+            assert window.transcript_model.rowCount() == 0
+            await until(hint.isVisible, what="the hint")
+            assert hint.title.text() == "Ask anything"
+            assert "sim-echo" in hint.line.text()
+            assert hint.keys.text() == KEYS_LINE
+            assert "sim-echo" in hint.accessibleDescription()
+            # Over the whole transcript, its words centred in it.
+            viewport = window.transcript.viewport()
+            assert hint.geometry() == viewport.rect()
+            centre = hint.title.geometry().center().x()
+            assert abs(centre - viewport.width() // 2) <= 2
+            assert hint.title.font().pointSizeF() > window.transcript.font().pointSizeF()
+
+            window.composer.edit.setPlainText("hello there")
+            window.composer.send_button.click()
+            await until(lambda: not hint.isVisible(), what="the hint gone with the first row")
+            await until(lambda: not window.controller.busy, what="answered")
+            assert not hint.isVisible()
+
+            window.new_conversation()
+            await until(hint.isVisible, what="the hint back for a new conversation")
+            window.model_picker.addItem("another-model")
+            window.model_picker.setCurrentText("another-model")
+            assert "another-model" in hint.line.text()
+
+            window.resize(480, 800)  # narrow: still inside, still centred
+            await until(lambda: hint.geometry() == viewport.rect(), what="follows the size")
+            assert hint.line.width() <= viewport.width()
+
+    run(scenario())
+
+
+def test_the_hint_reads_in_either_theme(run: Any, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with window_on_simulator(tmp_path) as (_sim, window):
+            hint = EmptyConversationHint(window.transcript)
+            for tokens, choice in ((DARK, "dark"), (LIGHT, "light")):
+                window.choose_theme(choice)
+                await until(
+                    lambda t=tokens: t.muted in hint.line.styleSheet(), what=f"{choice} colours"
+                )
+                assert tokens.text in hint.title.styleSheet()
+                role = QPalette.ColorRole.Window
+                assert (hint.palette().color(role).lightness() < 128) == tokens.dark
+
+    run(scenario())
+
+
+def test_the_welcome_panel_puts_the_composer_and_picker_away(run: Any, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        window = await open_window(tmp_path, None)  # nothing set up: the welcome panel
+        try:
+            welcome = window.welcome
+            seen: list[bool] = []
+            welcome.activeChanged.connect(seen.append)
+            assert window.stack.currentWidget() is welcome and welcome.active
+            # window.py: self.welcome.hide_while_active(self.composer, self.model_picker, ...)
+            welcome.hide_while_active(window.composer, window.model_picker)
+            assert not window.composer.isVisible()
+            assert not window.model_picker.isVisible()
+
+            # The window hiding and showing as a whole is not the panel giving way.
+            window.hide()
+            window.show()
+            assert seen == [] and welcome.active
+            assert not window.composer.isVisible()
+
+            welcome.offline_button.click()
+            await until(lambda: not welcome.active, what="the transcript shown")
+            assert seen == [False]
+            await until(window.composer.isVisible, what="the composer back")
+            assert window.model_picker.isVisible()
+            assert welcome.offline_note.styleSheet()  # muted from the theme, not "disabled"
+        finally:
+            await close_window(window)
+
+    run(scenario())
+
+
+def test_the_welcome_panel_names_its_buttons_in_words(qtbot: Any) -> None:
+    from ui.welcome import WelcomePanel
+
+    panel = WelcomePanel()
+    qtbot.addWidget(panel)
+    assert panel.offline_button.accessibleName() == "Try it offline with the built-in simulator"
+    assert panel.remote_button.accessibleName() == "Use an OpenAI-compatible or Anthropic API"
+    assert panel.accessibleName() == "Welcome"

@@ -188,8 +188,9 @@ class Sidebar(QWidget):
         if not self.search.text().strip():
             self.show_all()
 
-    def set_search_results(self, hits: list[tuple[str, str]]) -> None:
-        """``hits``: (session id, snippet) in rank order; one row per conversation."""
+    def set_search_results(self, hits: list[tuple[str, str]], query: str | None = None) -> None:
+        """``hits``: (session id, snippet) in rank order; one row per conversation. ``query``
+        (default: the search field's text) is what the no-match line quotes and bold marks."""
         by_id = {s.id: s for s in self._sessions}
         rows: list[tuple[SessionInfo, str | None]] = []
         seen: set[str] = set()
@@ -198,7 +199,7 @@ class Sidebar(QWidget):
             if info is not None and session_id not in seen:
                 seen.add(session_id)
                 rows.append((info, snippet))
-        query = self.search.text().strip()
+        query = self.search.text().strip() if query is None else query
         self._terms = query_terms(query)
         self._fill(rows, grouped=False)
         self.empty.setText(no_match_text(query))

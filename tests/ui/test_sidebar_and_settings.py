@@ -15,6 +15,7 @@ from app.settings import Settings
 from tests.ui.helpers import close_window, make_services, open_window, until
 from ui import sidebar as sidebar_module
 from ui.settings_dialog import SettingsDialog
+from ui.sidebar_rows import geometry_of
 
 
 def test_badge_search_and_delete_with_confirmation(
@@ -51,6 +52,50 @@ def test_badge_search_and_delete_with_confirmation(
             assert side.delete(done.id)
             await until(lambda: done.id not in side.session_ids(), what="deleted")
             assert await window.services.history(done.id) == []
+        finally:
+            await close_window(window)
+
+    run(scenario())
+
+
+def test_the_sidebar_in_the_window_plain_titles_badge_groups_no_match(
+    run: Any, tmp_path: Path
+) -> None:
+    async def scenario() -> None:
+        services = await make_services(tmp_path, "http://127.0.0.1:9/v1")
+        store = services.storage.storage
+        raw = "# Release checklist Here is what **must* happen before we ship the new version"
+        open_one = await services.new_session(raw)
+        await store.append(open_one.id, "r", UserMessage("what must happen?"))  # unanswered
+        await services.close()
+
+        window = await open_window(tmp_path, "http://127.0.0.1:9/v1")
+        try:
+            side = window.sidebar
+            lst = side.list
+            assert side.session_ids() == [open_one.id] and side.has_badge(open_one.id)
+            item = lst.item(0)
+            plain = "Release checklist Here is what must happen before we ship the new version"
+            assert item.text() == plain
+            assert item.toolTip() == f"{plain} — can be resumed"
+            assert side.group_headers() == [(0, "Today")]
+            # Narrow or wide, no sideways scrolling and the badge inside the visible list.
+            for width in (200, 260, 360):
+                window.splitter.setSizes([width, window.width() - width])
+                await until(lambda w=width: abs(side.width() - w) <= 2, what="sidebar width")
+                index = lst.model().index(0, 0)
+                g = geometry_of(lst.visualRect(index), lst.font(), index)
+                assert g.badge is not None and lst.viewport().rect().contains(g.badge)
+                assert lst.horizontalScrollBar().maximum() == 0
+            # A search that finds nothing says so, quoting it.
+            side.search.setText("zebra")
+            await window.search("zebra")
+            assert side.session_ids() == []
+            assert side.empty.isVisible()
+            assert side.empty.text() == "No conversations match “zebra”"
+            side.search.clear()
+            await window.search("")
+            assert side.empty.isHidden() and side.session_ids() == [open_one.id]
         finally:
             await close_window(window)
 

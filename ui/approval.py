@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import html
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QObject, QRectF, QSize, Qt, QTimer
@@ -101,11 +102,15 @@ def describe_call(call: ToolCall, root: Path | None = None) -> str:
 class ApprovalCard(QFrame):
     """Asks the person about one pending tool call at a time (see the module docstring)."""
 
-    def __init__(self, parent: QWidget | None = None, workspace: Path | str | None = None) -> None:
+    def __init__(
+        self,
+        parent: QWidget | None = None,
+        workspace: Path | str | Callable[[], Path | str | None] | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("approvalCard")
         self.setAccessibleName("Tool approval")
-        self._workspace = Path(workspace) if workspace else None
+        self._workspace: Path | str | Callable[[], Path | str | None] | None = workspace
         self.tokens: Tokens = LIGHT  # the theme it is painted in (from its palette)
         self._styled = False
         self._restyling = False
@@ -185,9 +190,15 @@ class ApprovalCard(QFrame):
         shortcut.activated.connect(lambda: self._answer(decision) if self._armed else None)
         return shortcut
 
-    def set_workspace(self, root: Path | str | None) -> None:
-        """The open conversation's workspace folder (``None``: none, or unknown)."""
-        self._workspace = Path(root) if root else None
+    def set_workspace(self, root: Path | str | Callable[[], Path | str | None] | None) -> None:
+        """The open conversation's workspace folder, or a function giving it (asked at each
+        new question); ``None``: none, or unknown (the card then says less)."""
+        self._workspace = root
+
+    def workspace(self) -> Path | None:
+        """The workspace folder the next question is looked up in."""
+        root = self._workspace() if callable(self._workspace) else self._workspace
+        return Path(root) if root else None
 
     @property
     def buttons(self) -> tuple[QPushButton, QPushButton, QPushButton]:
@@ -375,7 +386,7 @@ class ApprovalCard(QFrame):
         self._show_title()
         if self._head is not self._queue[0]:  # a new question: unarmed for a moment
             self._head = self._queue[0]
-            self.view = _target(call, self._workspace)
+            self.view = _target(call, self.workspace())
             self.summary.setText(self.view.summary)
             self.setAccessibleDescription(self.view.summary)
             self.details.setAccessibleName(

@@ -50,6 +50,9 @@ MAX_ROW_CHARS = 400
 MAX_VALUE_CHARS = 300
 #: The largest file :func:`probe` reads to find an edit's lines or diff an overwrite.
 MAX_READ_BYTES = 1_000_000
+#: The most lines a diff matches up (difflib grows quadratically: ~0.1 s at 3000 lines); past
+#: that a write is previewed, not diffed, and an edit shows its old lines out and new lines in.
+MAX_DIFF_LINES = 3000
 #: Lines of unchanged context around each change.
 CONTEXT = 3
 
@@ -159,10 +162,43 @@ def parse_unified(lines: Iterable[str], offset: int = 0) -> list[DiffRow]:
 
 
 def _diff(before: str, after: str, offset: int = 0) -> list[DiffRow]:
-    lines = difflib.unified_diff(_split(before), _split(after), n=CONTEXT, lineterm="")
+    old, new = _split(before), _split(after)
+    if max(len(old), len(new)) > MAX_DIFF_LINES:
+        return _blunt_diff(old, new, offset)
+    lines = difflib.unified_diff(old, new, n=CONTEXT, lineterm="")
     rows = [r for r in parse_unified(lines, offset) if r.kind is not RowKind.FILE]
     # The gutter numbers the first hunk; a header row only separates later ones.
     return rows[1:] if rows and rows[0].kind is RowKind.HUNK else rows
+
+
+def _blunt_diff(old: list[str], new: list[str], offset: int) -> list[DiffRow]:
+    """Too long to match up: the common first and last lines are context, everything between
+    goes out and comes in (still one hunk with the right numbers)."""
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    first = max(0, head - CONTEXT)
+    rows = [
+        DiffRow(RowKind.CONTEXT, _clip(old[i]), offset + i + 1, offset + i + 1)
+        for i in range(first, head)
+    ]
+    rows += [
+        DiffRow(RowKind.DELETE, _clip(old[i]), old=offset + i + 1)
+        for i in range(head, len(old) - tail)
+    ]
+    rows += [
+        DiffRow(RowKind.ADD, _clip(new[i]), new=offset + i + 1)
+        for i in range(head, len(new) - tail)
+    ]
+    shift = len(new) - len(old)
+    rows += [
+        DiffRow(RowKind.CONTEXT, _clip(old[i]), offset + i + 1, offset + i + 1 + shift)
+        for i in range(len(old) - tail, min(len(old), len(old) - tail + CONTEXT))
+    ]
+    return rows
 
 
 def _region(file_text: str, start: int, end: int) -> tuple[int, int]:
@@ -265,10 +301,13 @@ def _plan_write(content: str, target: Target) -> CallView:
             for i, line in enumerate(_split(content), 1)
         ]
         return CallView(f"{summary} — {refused}", (head, *_capped(rows)), numbered=True)
-    if target.state is TargetState.EXISTS and target.text is not None:
-        if target.text == content:
+    current = target.text
+    if current is not None and max(count_lines(current), n) > MAX_DIFF_LINES:
+        current = None  # too long to diff here: a preview of the new content
+    if target.state is TargetState.EXISTS and current is not None:
+        if current == content:
             return CallView(f"{summary} — the file already has this content", (head,), True)
-        rows = _diff(target.text, content)
+        rows = _diff(current, content)
         words = _change_words(*_changes(rows))
         summary += f" — overwrites the existing file ({words})"
         return CallView(summary, (head, *_capped(rows)), numbered=True)

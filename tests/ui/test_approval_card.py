@@ -314,6 +314,28 @@ def test_a_long_preview_is_cut_with_a_note() -> None:
     assert view.rows[-1] == DiffRow(RowKind.NOTE, "… 50 lines more")
 
 
+def test_past_the_diff_limit_an_edit_is_old_lines_out_new_lines_in(monkeypatch: Any) -> None:
+    monkeypatch.setattr("ui.approval_view.MAX_DIFF_LINES", 4)
+    text = file_of(20)
+    old = "".join(f"line {i}\n" for i in range(10, 15))
+    view = edit(old, old.replace("line 12\n", "twelve\n12b\n"), text)
+    assert numbered(view.rows) == [
+        (C, 9, 9, "line 9"),
+        (C, 10, 10, "line 10"),
+        (C, 11, 11, "line 11"),
+        (D, 12, None, "line 12"),
+        (A, None, 12, "twelve"),
+        (A, None, 13, "12b"),
+        (C, 13, 14, "line 13"),
+        (C, 14, 15, "line 14"),
+        (C, 15, 16, "line 15"),
+    ]
+    # A write that long is previewed (numbered), not diffed against the file.
+    over = write(file_of(6), Target("docs/plan.md", TargetState.EXISTS, "p", file_of(5)))
+    assert over.summary.endswith("— overwrites the existing file")
+    assert [(k, n) for k, _, n, _ in numbered(over.rows)] == [(C, i) for i in range(1, 7)]
+
+
 def test_other_tools_show_their_arguments_as_key_value_rows() -> None:
     view = plan_call(
         "github__create_issue",
@@ -555,6 +577,27 @@ def test_the_card_says_whether_a_write_overwrites(qtbot: Any, tmp_path: Path) ->
             future.cancel()
             loop.run_until_complete(asyncio.sleep(0))
         assert not card.isVisible()
+    finally:
+        loop.close()
+
+
+def test_the_workspace_may_be_a_lookup_asked_at_each_question(qtbot: Any, tmp_path: Path) -> None:
+    folders = {"now": tmp_path / "first"}
+    for name in ("first", "second"):
+        (tmp_path / name).mkdir()
+    (tmp_path / "second" / "a.txt").write_text("old\n")
+    host, card = hosted(qtbot, 800, 600, None)
+    card.set_workspace(lambda: folders["now"])
+    loop = asyncio.new_event_loop()
+    try:
+        call = ToolCall("w", "write_file", {"path": "a.txt", "content": "new\n"})
+        for folder, end in (("first", "in first — creates a new file"), ("second", "overwrites")):
+            folders["now"] = tmp_path / folder
+            future = loop.create_future()
+            card.ask(call, future)
+            assert end in card.summary.text(), card.summary.text()
+            future.cancel()
+            loop.run_until_complete(asyncio.sleep(0))
     finally:
         loop.close()
 

@@ -61,11 +61,20 @@ class ElidedButton(QPushButton):
         hint = super().sizeHint()
         return QSize(min(hint.width(), 260), hint.height())
 
+    def shown_text(self) -> str:
+        """The text as painted: elided in the middle only when the button has no room."""
+        option = QStyleOptionButton()
+        self.initStyleOption(option)
+        contents = self.style().subElementRect(
+            QStyle.SubElement.SE_PushButtonContents, option, self
+        )
+        room = contents.width() - SPACE[0]
+        return self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideMiddle, room)
+
     def paintEvent(self, event: QPaintEvent) -> None:
         option = QStyleOptionButton()
         self.initStyleOption(option)
-        room = self.width() - 2 * SPACE[2]
-        option.text = self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideMiddle, room)
+        option.text = self.shown_text()
         painter = QPainter(self)
         self.style().drawControl(QStyle.ControlElement.CE_PushButton, option, painter, self)
 

@@ -340,3 +340,20 @@ def test_tab_walks_the_window_in_reading_order(run: Any, tmp_path: Path) -> None
             assert positions == sorted(positions), [type(w).__name__ for w in order]
 
     run(scenario())
+
+
+def test_the_folder_button_is_elided_only_when_it_has_no_room(qapp: Any, qtbot: Any) -> None:
+    from ui.header import HeaderBar
+
+    header = HeaderBar()
+    qtbot.addWidget(header)
+    header.resize(1200, 40)
+    header.show()
+    qtbot.waitExposed(header)
+    button = header.workspace_button
+    assert button.shown_text() == "No workspace folder"  # room enough: whole
+    button.setText("Folder: a-project-with-a-really-long-name-that-goes-on-and-on")
+    header.resize(1201, 40)
+    qtbot.waitUntil(lambda: button.width() <= 260)
+    assert "…" in button.shown_text() and button.shown_text().startswith("Folder: ")
+    assert header.minimumSizeHint().width() < 480  # never holds the window wide

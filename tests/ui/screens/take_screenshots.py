@@ -53,7 +53,7 @@ keyring.set_keyring(MemoryKeyring())
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QAction, QWheelEvent
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QDialog
 
 from app import as_tool
 from app.simulator import Reply, SimToolCall, Simulator
@@ -137,6 +137,7 @@ async def opened(data: Path, base_url):
 
 async def shot(window, name):
     await asyncio.sleep(0.4)
+    window.statusBar().clearMessage()  # the script's own steps leave messages there
     window.grab().save(str(OUT / f"{name}-{WIDTH}x{HEIGHT}-{THEME}.png"))
 
 
@@ -285,6 +286,43 @@ async def main():
         await shot(w, "approval_card")
         w.approval_card.deny_button.click()
         await until(lambda: not w.controller.busy, within=20)
+        await close_window(w)
+
+        # The window around the conversation: a sidebar of several conversations (one titled
+        # in Markdown), a search, the sidebar hidden, a new empty conversation, the dialogs.
+        w = await opened(tmp / "many", sim.openai_base_url)
+        for question in (
+            "# Release checklist Here is what **must** happen before we ship",
+            "Summarise the meeting notes from Monday",
+            "Which checklist items are still open?",
+        ):
+            sim.enqueue(Reply(text="Here is a short answer to that."))
+            w.new_conversation()
+            await until(lambda: w.controller.session_id is None, within=10)
+            w.controller.send(question)
+            await until(lambda: not w.controller.busy, within=20)
+        await w.refresh_sessions()
+        await shot(w, "sidebar")
+        w.sidebar.search.setText("checklist")
+        await asyncio.sleep(0.8)  # the search waits for a pause in typing
+        await shot(w, "sidebar_search")
+        w.sidebar.search.clear()
+        w.findChild(QAction, "sidebarAction").trigger()
+        await shot(w, "sidebar_hidden")
+        w.findChild(QAction, "sidebarAction").trigger()
+        w.new_conversation()
+        await until(lambda: w.controller.session_id is None, within=10)
+        await shot(w, "empty_conversation")
+        w.findChild(QAction, "shortcutsAction").trigger()
+        dialog = w.findChild(QDialog, "shortcutsDialog")
+        await asyncio.sleep(0.4)
+        dialog.grab().save(str(OUT / f"shortcuts_dialog-{WIDTH}x{HEIGHT}-{THEME}.png"))
+        dialog.close()
+        w.findChild(QAction, "settingsAction").trigger()
+        await asyncio.sleep(0.6)
+        settings = w.models._settings_dialog
+        settings.grab().save(str(OUT / f"settings_dialog-{WIDTH}x{HEIGHT}-{THEME}.png"))
+        settings.reject()
         await close_window(w)
 
     # A relaunch after the app was killed while a tool ran: the Resume bar and the card.

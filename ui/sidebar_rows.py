@@ -260,7 +260,7 @@ class RowDelegate(QStyledItemDelegate):
             painter.drawRoundedRect(card, radius, radius)
         if state & QStyle.StateFlag.State_HasFocus and state & QStyle.StateFlag.State_Active:
             painter.setBrush(Qt.BrushStyle.NoBrush)
-            painter.setPen(tokens.color("accent"))
+            painter.setPen(tokens.color("link"))  # the accent is too close to dark selection
             painter.drawRoundedRect(card.adjusted(0, 0, -1, -1), radius, radius)
 
     @staticmethod

@@ -223,6 +223,8 @@ def test_colours_follow_the_theme(qtbot: Any, tokens: Tokens) -> None:
         app.setPalette(before)
     # The badge's words stay readable on the badge in both themes.
     assert contrast(tokens.warning, tokens.draft_bg) >= 4.5
+    # The keyboard focus ring stands out from the selected card (3:1, as for any UI outline).
+    assert contrast(tokens.link, tokens.selection_bg) >= 3.0
     # Every part of a row is inside the row (hover and selection cover what a click opens).
     g = _geometry(side, 1)
     row = side.list.visualRect(side.list.model().index(1, 0))

@@ -640,3 +640,49 @@ def test_the_numbers_shown_are_where_the_real_edit_lands(run: Any, tmp_path: Pat
             assert [r.new for r in rows if r.kind is A] == [30, 32]
 
     run(scenario(), timeout=45)
+
+
+def test_through_the_window_a_write_says_it_overwrites(run: Any, tmp_path: Path) -> None:
+    """The conversation's real workspace folder (File tools from the window's own flow); the
+    card looks it up the way the window hands it over."""
+
+    async def scenario() -> None:
+        async with window_on_simulator(tmp_path / "data") as (sim, window):
+            folder = tmp_path / "my-project"
+            (folder / "docs").mkdir(parents=True)
+            (folder / "docs" / "plan.md").write_text("# Plan\n\n1. Old step\n")
+            card = window.approval_card
+            card.set_workspace(lambda: window.workspace._path)
+            await window.set_workspace(str(folder))
+            content = "# Plan\n\n1. New step\n2. Another\n"
+            args = {"path": "docs/plan.md", "content": content}
+            sim.enqueue(
+                Reply(text="Saving.", tool_calls=(SimToolCall("write_file", args, id="w1"),))
+            )
+            sim.enqueue(Reply(text="Saved."))
+            await send(window, "Save the plan")
+            await until(card.isVisible, 10, "the approval card")
+            assert card.summary.text() == (
+                "Write 4 lines to docs/plan.md in my-project — overwrites the existing file "
+                "(1 line removed, 2 added)"
+            )
+            assert [(r.kind, r.old, r.new) for r in card.details.rows if r.kind in (A, D)] == [
+                (D, 3, None),
+                (A, None, 3),
+                (A, None, 4),
+            ]
+            # Sized to its content inside the window, not a fixed box.
+            await until(
+                lambda: (
+                    card.details.verticalScrollBar().maximum() == 0
+                    and card.details.height() == card.details.content_height()
+                    and card.height() < 0.4 * window.height()
+                ),
+                5,
+                "the card sized to its rows",
+            )
+            card.deny_button.click()
+            await until(lambda: not window.controller.busy, 10, "the answer")
+            assert (folder / "docs" / "plan.md").read_text() == "# Plan\n\n1. Old step\n"
+
+    run(scenario(), timeout=45)

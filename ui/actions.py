@@ -73,7 +73,7 @@ MENUS: tuple[tuple[str, tuple[Entry, ...]], ...] = (
             ActionSpec("settingsAction", "&Settings…", "Ctrl+,"),
             SEPARATOR,
             # Shortcuts set in build_menus: Qt's Quit binding is empty on some key schemes.
-            ActionSpec("quitAction", "&Quit"),
+            ActionSpec("quitAction", "&Quit", "Ctrl+Q"),
         ),
     ),
     (
@@ -162,7 +162,8 @@ def shortcut_rows() -> list[tuple[str, str, str]]:
             shown = " or ".join(
                 k.toString(QKeySequence.SequenceFormat.NativeText) for k in keys if not k.isEmpty()
             )
-            rows.append((title.replace("&", ""), spec.text.replace("&", ""), shown))
+            if shown:
+                rows.append((title.replace("&", ""), spec.text.replace("&", ""), shown))
     return rows
 
 

@@ -113,6 +113,11 @@ def show_shortcuts(parent: QWidget) -> QDialog:
     table.setAccessibleName("Keyboard shortcuts")
     table.setHorizontalHeaderLabels(["Where", "What", "Keys"])
     table.verticalHeader().setVisible(False)
+    table.verticalHeader().setDefaultSectionSize(table.fontMetrics().height() + 10)
+    table.setShowGrid(False)
+    table.setAlternatingRowColors(True)
+    table.setWordWrap(False)
+    table.setFocusPolicy(Qt.FocusPolicy.NoFocus)
     table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
     table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     for number, row in enumerate(rows):

@@ -190,12 +190,23 @@ class RowDelegate(QStyledItemDelegate):
     def __init__(self, parent: QWidget, terms: Callable[[], list[str]]) -> None:
         super().__init__(parent)
         self._terms = terms
+        self._heights: dict[tuple[str, bool, bool, bool], int] = {}  # a few kinds of row
 
     def sizeHint(
         self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
     ) -> QSize:
-        geometry = geometry_of(QRect(0, 0, 200, 0), option.font, index)
-        return QSize(1, geometry.card.bottom() + 2)
+        font: QFont = option.font
+        key = (
+            font.key(),
+            bool(index.data(GROUP_ROLE)),
+            bool(index.data(FIRST_ROLE)),
+            bool(index.data(SNIPPET_ROLE)),
+        )
+        height = self._heights.get(key)
+        if height is None:
+            height = geometry_of(QRect(0, 0, 200, 0), font, index).card.bottom() + 2
+            self._heights[key] = height
+        return QSize(1, height)
 
     def paint(
         self,

@@ -13,6 +13,7 @@ Pure functions (no Qt) so each rule is a table test:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
@@ -81,6 +82,7 @@ def _restore_escapes(text: str) -> str:
     return re.sub("[\ue000-\ue07f]", lambda m: chr(ord(m.group(0)) - _PRIVATE), text)
 
 
+@functools.lru_cache(maxsize=8192)  # every refill of the list asks again for the same titles
 def plain_title(text: str | None) -> str:
     """``text`` without Markdown, on one line with single spaces ("" when nothing is left)."""
     if not text:

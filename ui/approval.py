@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import html
+import logging
 from collections.abc import Callable
 from pathlib import Path
 
@@ -57,6 +58,8 @@ from .theme import LIGHT, SPACE, TYPE_SCALE, Tokens, tokens_for
 
 __all__ = ["ApprovalCard", "describe_call"]
 
+log = logging.getLogger(__name__)
+
 # How long a new question ignores mouse presses and chords (a double-click is ≤ ~400 ms).
 ARM_MS = 500
 ALLOW_ONCE_KEYS = "Ctrl+Shift+A"
@@ -79,7 +82,11 @@ _PRESSES = frozenset(
 def _target(call: ToolCall, root: Path | None) -> CallView:
     args = call.arguments_dict()
     path = args.get("path")
-    target = probe(root, path) if isinstance(path, str) and root is not None else None
+    try:
+        target = probe(root, path) if isinstance(path, str) and root is not None else None
+    except Exception:  # a bug: still ask, without the file's details
+        log.exception("approval card: looking at %r failed", path)
+        target = None
     return plan_call(call.name, args, target)
 
 

@@ -393,7 +393,7 @@ def probe(root: Path | str | None, path: str) -> Target:
                 except UnicodeDecodeError:
                     text = None
         return Target(relative, TargetState.EXISTS, folder, text)
-    except OSError as err:  # unreadable: the card still asks, without the file's details
+    except (OSError, RuntimeError) as err:  # unreadable, a link loop: asked without details
         log.info("approval card could not look at %r in %s: %s", path, root, err)
         return Target(relative, TargetState.UNKNOWN, folder)
 

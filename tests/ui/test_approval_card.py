@@ -373,6 +373,8 @@ def test_probe_looks_only_inside_the_workspace(tmp_path: Path) -> None:
     (root / "bin.dat").write_bytes(b"\x00\x01")
     (tmp_path / "secret.txt").write_text("outside\n")
     os.symlink(tmp_path / "secret.txt", root / "link.txt")
+    os.symlink(root / "loop2", root / "loop1")
+    os.symlink(root / "loop1", root / "loop2")
     cases = {
         "docs/plan.md": Target("docs/plan.md", TargetState.EXISTS, "my-project", "hello\n"),
         "./docs/plan.md": Target("docs/plan.md", TargetState.EXISTS, "my-project", "hello\n"),
@@ -388,6 +390,7 @@ def test_probe_looks_only_inside_the_workspace(tmp_path: Path) -> None:
         ),
         "link.txt": Target("link.txt", TargetState.OUTSIDE, "my-project"),
         "a\0b": Target("a\0b", TargetState.OUTSIDE, "my-project"),
+        "loop1": Target("loop1", TargetState.UNKNOWN, "my-project"),
     }
     for path, expected in cases.items():
         assert probe(root, path) == expected, path

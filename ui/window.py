@@ -19,11 +19,8 @@ from pathlib import Path
 from PySide6.QtCore import QEvent, Qt, QUrl
 from PySide6.QtGui import QCloseEvent, QDesktopServices, QIcon, QResizeEvent
 from PySide6.QtWidgets import (
-    QHBoxLayout,
     QMainWindow,
-    QSplitter,
     QStackedWidget,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -42,7 +39,8 @@ from .resume_bar import ResumeBar
 from .sidebar import Sidebar
 from .transcript import TranscriptModel, TranscriptView
 from .welcome import WelcomePanel
-from .window_place import SIDEBAR_WIDTH, WindowPlace, window_title
+from .window_layout import lay_out, set_tab_order
+from .window_place import WindowPlace, window_title
 
 __all__ = ["MainWindow"]
 
@@ -92,30 +90,7 @@ class MainWindow(QMainWindow):
         self.stack = QStackedWidget()
         self.stack.addWidget(self.transcript)
         self.stack.addWidget(self.welcome)
-        right = QWidget()
-        column = QVBoxLayout(right)
-        column.setContentsMargins(0, 0, 0, 0)
-        column.setSpacing(4)
-        column.addWidget(self.header)
-        bar_row = QHBoxLayout()
-        bar_row.setContentsMargins(8, 0, 8, 0)
-        bar_row.addWidget(self.resume_bar)
-        column.addLayout(bar_row)
-        column.addWidget(self.stack, 1)
-        card_row = QHBoxLayout()
-        card_row.setContentsMargins(8, 0, 8, 0)
-        card_row.addWidget(self.approval_card)
-        column.addLayout(card_row)
-        column.addWidget(self.composer)
-        splitter = QSplitter()
-        splitter.addWidget(self.sidebar)
-        splitter.addWidget(right)
-        splitter.setStretchFactor(1, 1)
-        splitter.setSizes([SIDEBAR_WIDTH, 840])
-        self.splitter = splitter
-        # The sidebar's own minimum would hold the whole window wide; narrow windows fold it.
-        self.sidebar.setMinimumWidth(0)
-        self.setCentralWidget(splitter)
+        self.splitter = lay_out(self)
 
         status = self.statusBar()
         self.workspace = WorkspaceFlow(
@@ -141,7 +116,7 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._connect()
         self.place.restore()
-        self._tab_order()
+        set_tab_order(self)
         self._closing = False
         self._closed: asyncio.Future[None] | None = None
         self._shutdown_task: asyncio.Future[None] | None = None
@@ -231,26 +206,6 @@ class MainWindow(QMainWindow):
         self.transcript.delegate.codeCopied.connect(
             lambda _code: self.statusBar().showMessage("Code copied", 3000)
         )
-
-    def _tab_order(self) -> None:
-        """Tab walks the window left to right, top to bottom, ending at the composer."""
-        chain = [
-            self.sidebar.new_button,
-            self.sidebar.search,
-            self.sidebar.list,
-            self.header.sidebar_button,
-            self.workspace_button,
-            self.model_picker,
-            self.resume_bar.resume_button,
-            self.resume_bar.other_button,
-            self.resume_bar.dismiss_button,
-            self.transcript,
-            self.composer.edit,
-            self.composer.send_button,
-            self.composer.stop_button,
-        ]
-        for first, second in zip(chain, chain[1:], strict=False):
-            QWidget.setTabOrder(first, second)
 
     # --- startup ---------------------------------------------------------------------------
 

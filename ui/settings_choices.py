@@ -4,6 +4,7 @@
 saves, its default server address and whether it uses a key. :func:`choice_for` picks the entry
 for saved settings; :func:`switch_url` decides what the address field shows when the entry
 changes (a typed address comes back with its entry; the simulator's loopback port never shows);
+:func:`switch_model` does the same for the model's name;
 :func:`key_note` and :func:`key_placeholder` say where a key is kept or why none is needed.
 """
 
@@ -20,12 +21,14 @@ __all__ = [
     "CHOICES",
     "DEFAULT_URLS",
     "KEY_PLACEHOLDERS",
+    "MODEL_HINTS",
     "PROVIDER_CHOICES",
     "KeyUse",
     "ProviderChoice",
     "choice_for",
     "key_note",
     "key_placeholder",
+    "switch_model",
     "switch_url",
 ]
 
@@ -108,6 +111,26 @@ def switch_url(
     if arriving == "simulator":
         return memory, ""
     return memory, memory.get(arriving) or CHOICES[arriving].default_url
+
+
+#: The model field's placeholder for each entry.
+MODEL_HINTS = {
+    "openai": "For example gpt-4o-mini",
+    "anthropic": "For example claude-3-5-haiku-latest",
+    "ollama": "For example llama3.2 (ollama list shows yours)",
+    "compatible": "The model's name on that server",
+    "simulator": "sim-echo",
+}
+
+
+def switch_model(
+    remembered: Mapping[str, str], leaving: str, shown: str, arriving: str
+) -> tuple[dict[str, str], str]:
+    """Like :func:`switch_url`, for the model's name: a name belongs to its entry (the
+    simulator's ``sim-echo`` means nothing to OpenAI); an entry never chosen starts empty."""
+    memory = dict(remembered)
+    memory[leaving] = shown.strip()
+    return memory, memory.get(arriving, "")
 
 
 def key_note(key_use: KeyUse, keyring: bool, env: str) -> str:

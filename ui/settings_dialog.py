@@ -53,11 +53,13 @@ from .settings_choices import (
     CHOICES,
     DEFAULT_URLS,
     KEY_PLACEHOLDERS,
+    MODEL_HINTS,
     PROVIDER_CHOICES,
     ProviderChoice,
     choice_for,
     key_note,
     key_placeholder,
+    switch_model,
     switch_url,
 )
 from .theme import SPACE, tokens_for
@@ -71,6 +73,12 @@ def _fit_placeholders(edit: QLineEdit, texts: list[str]) -> None:
     """``edit`` never narrower than its longest placeholder (plus the frame and text margins)."""
     widest = max(edit.fontMetrics().horizontalAdvance(text) for text in texts)
     edit.setMinimumWidth(widest + 2 * SPACE[3])
+
+
+def _named(widget: QWidget, object_name: str, accessible_name: str) -> None:
+    """Give ``widget`` its object name (tests, styles) and the phrase screen readers say."""
+    widget.setObjectName(object_name)
+    widget.setAccessibleName(accessible_name)
 
 
 def _form() -> QFormLayout:
@@ -97,8 +105,7 @@ class SettingsDialog(QDialog):
         self.setAccessibleName("Settings")
         self._settings = settings
         self.provider = QComboBox()
-        self.provider.setObjectName("settingsProvider")
-        self.provider.setAccessibleName("Provider")
+        _named(self.provider, "settingsProvider", "Provider")
         for choice in PROVIDER_CHOICES:
             self.provider.addItem(choice.label, choice.key)
         self._choice = choice_for(settings.provider_kind, settings.base_url)
@@ -107,36 +114,30 @@ class SettingsDialog(QDialog):
             shown = settings.base_url or CHOICES[self._choice].default_url
             self._urls[self._choice] = shown
         self.base_url = QLineEdit(self._urls.get(self._choice, ""))
-        self.base_url.setObjectName("settingsBaseUrl")
-        self.base_url.setAccessibleName("Server address")
+        _named(self.base_url, "settingsBaseUrl", "Server address")
         _fit_placeholders(self.base_url, [c.url_hint for c in PROVIDER_CHOICES])
         self.model = QComboBox()
-        self.model.setObjectName("settingsModel")
-        self.model.setAccessibleName("Model")
+        _named(self.model, "settingsModel", "Model")
         self.model.setEditable(True)
-        for name in models or []:
-            self.model.addItem(name)
-        self.model.setCurrentText(settings.model)
+        self._saved_choice, self._listed = self._choice, list(models or [])
+        self._models = {self._choice: settings.model}  # the model's name typed per entry
+        self._show_model(settings.model)
         model_edit = self.model.lineEdit()
         assert model_edit is not None  # an editable combo box has its line edit
-        model_edit.setPlaceholderText("The model's name, e.g. gpt-4o-mini")
-        _fit_placeholders(model_edit, [model_edit.placeholderText()])
+        _fit_placeholders(model_edit, list(MODEL_HINTS.values()))
         self.system_prompt = QPlainTextEdit(settings.system_prompt)
-        self.system_prompt.setObjectName("settingsSystemPrompt")
-        self.system_prompt.setAccessibleName("System prompt")
+        _named(self.system_prompt, "settingsSystemPrompt", "System prompt")
         self.system_prompt.setPlaceholderText(
             "Optional: instructions sent before every conversation"
         )
         self.system_prompt.setTabChangesFocus(True)
         self.system_prompt.setMaximumHeight(120)
         self.api_key = QLineEdit()
-        self.api_key.setObjectName("settingsApiKey")
-        self.api_key.setAccessibleName("API key")
+        _named(self.api_key, "settingsApiKey", "API key")
         self.api_key.setEchoMode(QLineEdit.EchoMode.Password)
         _fit_placeholders(self.api_key, KEY_PLACEHOLDERS)
         self.key_env = QLineEdit(settings.api_key_env or DEFAULT_KEY_ENV)
-        self.key_env.setObjectName("settingsKeyEnv")
-        self.key_env.setAccessibleName("API key environment variable")
+        _named(self.key_env, "settingsKeyEnv", "API key environment variable")
         self.key_env.setPlaceholderText(DEFAULT_KEY_ENV)
         _fit_placeholders(self.key_env, [DEFAULT_KEY_ENV])
         self.key_env.editingFinished.connect(self._update_key_note)
@@ -145,15 +146,13 @@ class SettingsDialog(QDialog):
         self.key_note.setWordWrap(True)
         self.key_note.setTextFormat(Qt.TextFormat.PlainText)  # shows the typed variable name
         self.test_button = QPushButton("Test connection")
-        self.test_button.setObjectName("testConnectionButton")
-        self.test_button.setAccessibleName("Test connection")
+        _named(self.test_button, "testConnectionButton", "Test connection")
         self.test_button.setToolTip(
             "Send a few tiny requests with the settings above (not saved yet) and say what worked"
         )
         self.test_button.clicked.connect(self._test_connection)
         self.test_result = QLabel()
-        self.test_result.setObjectName("testConnectionResult")
-        self.test_result.setAccessibleName("Connection test result")
+        _named(self.test_result, "testConnectionResult", "Connection test result")
         self.test_result.setWordWrap(True)
         self.test_result.setTextFormat(Qt.TextFormat.PlainText)  # quotes the URL and the server
         self.test_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -161,32 +160,26 @@ class SettingsDialog(QDialog):
         #: The running connection test, if any (the dialog stops it when it closes).
         self.connection_test: asyncio.Task[None] | None = None
         self.error = QLabel()
-        self.error.setObjectName("settingsError")
-        self.error.setAccessibleName("Settings problem")
+        _named(self.error, "settingsError", "Settings problem")
         self.error.setWordWrap(True)
         self.error.setTextFormat(Qt.TextFormat.PlainText)  # may quote what the person typed
         self.error.hide()
 
         self.mcp_list = QListWidget()
-        self.mcp_list.setObjectName("mcpList")
-        self.mcp_list.setAccessibleName("MCP servers")
+        _named(self.mcp_list, "mcpList", "MCP servers")
         self.mcp_list.setMaximumHeight(90)
         self.mcp_name = QLineEdit()
-        self.mcp_name.setObjectName("mcpName")
-        self.mcp_name.setAccessibleName("MCP server name")
+        _named(self.mcp_name, "mcpName", "MCP server name")
         self.mcp_name.setPlaceholderText("For example files")
         self.mcp_command = QLineEdit()
-        self.mcp_command.setObjectName("mcpCommand")
-        self.mcp_command.setAccessibleName("MCP server command line")
+        _named(self.mcp_command, "mcpCommand", "MCP server command line")
         self.mcp_command.setPlaceholderText("For example npx -y some-mcp-server /path")
         for edit in (self.mcp_name, self.mcp_command):
             _fit_placeholders(edit, [edit.placeholderText()])
         self.mcp_add = QPushButton("Add server")
-        self.mcp_add.setObjectName("mcpAdd")
-        self.mcp_add.setAccessibleName("Add MCP server")
+        _named(self.mcp_add, "mcpAdd", "Add MCP server")
         self.mcp_remove = QPushButton("Remove selected")
-        self.mcp_remove.setObjectName("mcpRemove")
-        self.mcp_remove.setAccessibleName("Remove MCP server")
+        _named(self.mcp_remove, "mcpRemove", "Remove MCP server")
         for server in settings.mcp_servers:
             self._add_server_item(server)
         self.mcp_add.clicked.connect(self._add_server)
@@ -280,9 +273,22 @@ class SettingsDialog(QDialog):
     def _provider_changed(self) -> None:
         arriving = str(self.provider.currentData())
         self._urls, shown = switch_url(self._urls, self._choice, self.base_url.text(), arriving)
+        self._models, name = switch_model(
+            self._models, self._choice, self.model.currentText(), arriving
+        )
         self._choice = arriving
         self.base_url.setText(shown)
+        self._show_model(name)
         self._update_key_note()
+
+    def _show_model(self, name: str) -> None:
+        """Show ``name``; the list offers the window's models only for the saved provider."""
+        self.model.clear()
+        if self._choice == self._saved_choice:
+            self.model.addItems(self._listed)
+        self.model.setCurrentText(name)
+        if edit := self.model.lineEdit():
+            edit.setPlaceholderText(MODEL_HINTS[self._choice])
 
     def _update_key_note(self) -> None:
         choice = self.choice

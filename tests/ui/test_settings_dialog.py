@@ -24,6 +24,7 @@ from ui.settings_choices import (
     choice_for,
     key_note,
     key_placeholder,
+    switch_model,
     switch_url,
 )
 from ui.settings_dialog import DEFAULT_URLS, SettingsDialog
@@ -93,6 +94,28 @@ def test_switch_url(
 ) -> None:
     assert switch_url(remembered, leaving, shown, arriving) == (memory, field)
     assert remembered == dict(remembered)  # the caller's mapping is not changed
+
+
+@pytest.mark.parametrize(
+    ("remembered", "leaving", "shown", "arriving", "memory", "field"),
+    [
+        ({}, "simulator", "sim-echo", "openai", {"simulator": "sim-echo"}, ""),
+        ({"openai": "gpt-4o"}, "simulator", "sim-echo", "openai", None, "gpt-4o"),
+        ({}, "openai", " gpt-4o ", "anthropic", {"openai": "gpt-4o"}, ""),
+        ({"simulator": "sim-echo"}, "openai", "", "simulator", None, "sim-echo"),
+    ],
+)
+def test_switch_model(
+    remembered: dict[str, str],
+    leaving: str,
+    shown: str,
+    arriving: str,
+    memory: dict[str, str] | None,
+    field: str,
+) -> None:
+    got_memory, got_field = switch_model(remembered, leaving, shown, arriving)
+    assert got_field == field
+    assert got_memory == (memory or {**remembered, leaving: shown.strip()})
 
 
 @pytest.mark.parametrize(
@@ -313,3 +336,42 @@ def test_switching_in_the_window_after_try_offline(run: Any, tmp_path: Path) -> 
             await close_window(window)
 
     run(scenario())
+
+
+def test_tab_goes_down_the_form_in_the_order_it_reads(qtbot: Any, memory_keyring: Any) -> None:
+    dialog = _dialog(qtbot, Settings(provider_kind="openai", base_url="https://api.x/v1"))
+    qtbot.waitExposed(dialog)
+    dialog.activateWindow()
+    dialog.provider.setFocus()
+    qtbot.waitUntil(dialog.provider.hasFocus)
+    seen: list[str] = []
+    for _ in range(6):
+        QTest.keyClick(dialog.focusWidget(), Qt.Key.Key_Tab)
+        focused = dialog.focusWidget()
+        owner = focused.parentWidget() if focused.parentWidget() is dialog.model else focused
+        seen.append(owner.accessibleName())
+    assert seen == [
+        "Server address",
+        "Model",
+        "API key",
+        "API key environment variable",
+        "System prompt",  # Tab leaves the prompt: it does not type a tab character
+        "Test connection",
+    ]
+
+
+def test_a_models_name_stays_with_its_provider(qtbot: Any, memory_keyring: Any) -> None:
+    """The simulator's sim-echo is not offered to OpenAI; coming back brings it again."""
+    settings = Settings(provider_kind="simulator", base_url=LOOPBACK, model="sim-echo")
+    dialog = SettingsDialog(settings, None, ["sim-echo", "sim-slow"])
+    qtbot.addWidget(dialog)
+    assert dialog.model.currentText() == "sim-echo" and dialog.model.count() == 2
+    _choose(dialog, "openai")
+    assert dialog.model.currentText() == "" and dialog.model.count() == 0
+    edit = dialog.model.lineEdit()
+    assert edit is not None and edit.placeholderText() == "For example gpt-4o-mini"
+    dialog.model.setCurrentText("gpt-4o")
+    _choose(dialog, "simulator")
+    assert dialog.model.currentText() == "sim-echo" and dialog.model.count() == 2
+    _choose(dialog, "openai")
+    assert dialog.result_settings().model == "gpt-4o"

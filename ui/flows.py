@@ -90,6 +90,11 @@ class WorkspaceFlow:
         self._refresh_sessions = refresh_sessions
         self._path: str | None = None
 
+    @property
+    def path(self) -> str | None:
+        """The conversation's workspace folder (``None``: none)."""
+        return self._path
+
     def choose(self) -> None:
         """Ask for the folder (the dialog opens where the current one is)."""
         if self._controller.busy:

@@ -96,6 +96,7 @@ class MainWindow(QMainWindow):
         self.workspace = WorkspaceFlow(
             self, services, self.controller, self.workspace_button, status, self.refresh_sessions
         )
+        self.approval_card.set_workspace(lambda: self.workspace.path)
         self.exports = ExportFlow(self, services, self.controller, status, self.sidebar.title_of)
         self.models = ModelFlow(
             self,

@@ -44,6 +44,7 @@ from .sidebar_rows import (
     RowDelegate,
 )
 from .sidebar_text import (
+    NO_CONVERSATIONS,
     accessible_text,
     date_group,
     display_title,
@@ -207,7 +208,8 @@ class Sidebar(QWidget):
 
     def show_all(self) -> None:
         self._terms = []
-        self.empty.hide()
+        self.empty.setText(NO_CONVERSATIONS)
+        self.empty.setVisible(not self._sessions)
         self._fill([(s, None) for s in self._sessions], grouped=True)
 
     def _regroup(self) -> None:

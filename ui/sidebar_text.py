@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 
 __all__ = [
     "MONTHS",
+    "NO_CONVERSATIONS",
     "UNTITLED",
     "Span",
     "accessible_text",
@@ -35,6 +36,7 @@ __all__ = [
 ]
 
 UNTITLED = "Untitled conversation"
+NO_CONVERSATIONS = "No conversations yet. The ones you start are listed here."
 MONTHS = (
     "January",
     "February",
@@ -160,6 +162,7 @@ def ms_until_tomorrow(now: datetime) -> int:
 # --- search -------------------------------------------------------------------------------
 
 _TERM = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+_SNIPPET_NOISE = re.compile(r"\*\*|__|~~|`")
 _MARK = re.compile(r"\[([^\[\]\n]*[^\W_][^\[\]\n]*)\](?!\()")
 
 
@@ -205,8 +208,13 @@ def match_spans(text: str, terms: Sequence[str]) -> list[Span]:
 
 def snippet_spans(snippet: str) -> list[Span]:
     """A search snippet (its match in ``[brackets]``, as the store marks it) as runs on one
-    line; a bracketed run followed by ``(`` is a Markdown link, not a mark."""
-    flat = " ".join(snippet.split())
+    line; a bracketed run followed by ``(`` is a Markdown link, not a mark. The snippet's
+    Markdown is lightly taken off (links, images, bold, code ticks, heading and list markers
+    on its later lines; single ``*``/``_`` stay, they may touch a mark: ``[snake]_case``)."""
+    lines = snippet.splitlines()
+    lines[1:] = [_LINE_START.sub("", line, count=1) for line in lines[1:]]
+    flat = _LINK.sub(r"\1", _IMAGE.sub(r"\1", " ".join(" ".join(lines).split())))
+    flat = _SNIPPET_NOISE.sub("", flat)
     ranges: list[tuple[int, int]] = []
     parts: list[str] = []
     at = 0

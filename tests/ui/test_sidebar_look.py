@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QApplication
 from app import SessionInfo
 from ui.sidebar import Sidebar
 from ui.sidebar_rows import RowDelegate, fit_spans, geometry_of
+from ui.sidebar_text import NO_CONVERSATIONS
 from ui.theme import DARK, LIGHT, Tokens, contrast, palette_for
 
 NOW = datetime(2026, 12, 3, 15, 0, tzinfo=UTC)
@@ -260,3 +261,13 @@ def test_hovering_a_header_does_not_light_up_the_card_below(qtbot: Any) -> None:
     QTest.mouseMove(viewport, g.header.center())
     qtbot.waitUntil(lambda: side.list.over_header)
     qtbot.waitUntil(lambda: colour_at_card() == LIGHT.window)
+
+
+def test_an_empty_list_says_so(qtbot: Any) -> None:
+    side = Sidebar()
+    qtbot.addWidget(side)
+    side.show()
+    side.set_sessions([], set())
+    assert side.empty.isVisible() and side.empty.text() == NO_CONVERSATIONS
+    side.set_sessions(SESSIONS[:1], set())
+    assert side.empty.isHidden() and side.session_ids() == ["md"]

@@ -104,6 +104,16 @@ def test_the_welcome_panel_puts_the_composer_and_picker_away(run: Any, tmp_path:
             assert not window.composer.isVisible()
             assert not window.model_picker.isVisible()
 
+            # Coming back to the panel (say, after Settings failed) with the composer put
+            # away: the keyboard lands on the first choice, not on a hidden editor.
+            window.stack.setCurrentWidget(window.transcript)
+            assert seen == [False] and window.composer.isVisible()
+            window.composer.edit.setFocus()
+            window.stack.setCurrentWidget(welcome)
+            assert seen == [False, True] and not window.composer.isVisible()
+            assert window.focusWidget() is welcome.remote_button
+            seen.clear()
+
             # The window hiding and showing as a whole is not the panel giving way.
             window.hide()
             window.show()

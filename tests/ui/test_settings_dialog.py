@@ -375,3 +375,15 @@ def test_a_models_name_stays_with_its_provider(qtbot: Any, memory_keyring: Any) 
     assert dialog.model.currentText() == "sim-echo" and dialog.model.count() == 2
     _choose(dialog, "openai")
     assert dialog.result_settings().model == "gpt-4o"
+
+
+def test_the_note_and_problem_follow_the_theme(qtbot: Any, memory_keyring: Any) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    from ui.theme import DARK, LIGHT, palette_for
+
+    dialog = _dialog(qtbot, Settings())
+    for tokens in (DARK, LIGHT):
+        QApplication.setPalette(palette_for(tokens))
+        qtbot.waitUntil(lambda t=tokens: t.danger in dialog.error.styleSheet())
+        assert tokens.muted in dialog.key_note.styleSheet()

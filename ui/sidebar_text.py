@@ -210,9 +210,11 @@ def snippet_spans(snippet: str) -> list[Span]:
     """A search snippet (its match in ``[brackets]``, as the store marks it) as runs on one
     line; a bracketed run followed by ``(`` is a Markdown link, not a mark. The snippet's
     Markdown is lightly taken off (links, images, bold, code ticks, heading and list markers
-    on its later lines; single ``*``/``_`` stay, they may touch a mark: ``[snake]_case``)."""
+    at line starts; single ``*``/``_`` stay, they may touch a mark: ``[snake]_case``)."""
     lines = snippet.splitlines()
-    lines[1:] = [_LINE_START.sub("", line, count=1) for line in lines[1:]]
+    # A line's start is a line's start, except where the store cut the text before it ("…").
+    whole = 1 if lines and lines[0].lstrip().startswith("…") else 0
+    lines[whole:] = [_LINE_START.sub("", line, count=1) for line in lines[whole:]]
     flat = _LINK.sub(r"\1", _IMAGE.sub(r"\1", " ".join(" ".join(lines).split())))
     flat = _SNIPPET_NOISE.sub("", flat)
     ranges: list[tuple[int, int]] = []

@@ -188,6 +188,12 @@ def test_match_spans(text: str, terms: list[str], spans: list[tuple[str, bool]])
             ],
         ),
         ("[Start] of it", [("Start", True), (" of it", False)]),
+        (
+            "# Release [checklist] here",
+            [("Release ", False), ("checklist", True), (" here", False)],
+        ),
+        ("…tail # not a heading [x]", [("…tail # not a heading ", False), ("x", True)]),
+        ("…1. cut [here]", [("…1. cut ", False), ("here", True)]),
         ("a [link](https://x) here", [("a link here", False)]),
         ("**[bold]** and `[code]`", [("bold", True), (" and ", False), ("code", True)]),
         ("[snake]_case and 2*3", [("snake", True), ("_case and 2*3", False)]),

@@ -3,9 +3,8 @@
 :class:`WelcomePanel` says what can answer right now on this machine: local model servers found
 on their default loopback ports, an OpenAI-compatible or Anthropic endpoint with a key
 (Settings), and "Try it offline", which starts the built-in provider simulator (labelled as
-such: its answers are not a real model's). While it is the page, nothing is set up, so the
-composer and the model picker have nothing to do: :attr:`WelcomePanel.activeChanged` and
-:meth:`WelcomePanel.hide_while_active` let the window put them away.
+such: its answers are not a real model's). While it is the page nothing is set up: the window
+puts the composer and the model picker away (``MainWindow._page_changed``).
 
 :class:`EmptyConversationHint` lies over an empty transcript and says what to do and which
 model answers (:func:`empty_hint_text`); it goes when the first row arrives.
@@ -16,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import QEvent, QObject, QRect, Qt, Signal
-from PySide6.QtGui import QFont, QHideEvent, QShowEvent
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
@@ -71,17 +70,11 @@ class WelcomePanel(QWidget):
     localServerChosen = Signal(object)  # LocalServer
     settingsRequested = Signal()
     offlineRequested = Signal()
-    #: True when the panel becomes the page (nothing is set up yet), False when it gives way
-    #: to the transcript. Not sent when the whole window merely hides or shows.
-    activeChanged = Signal(bool)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("welcomePanel")
         self.setAccessibleName("Welcome")
-        self._active = False
-        self._companions: list[QWidget] = []
-        self.activeChanged.connect(self._show_companions)
         title = QLabel("<h2>Welcome to Continuum</h2>")
         title.setAccessibleName("Welcome to Continuum")
         intro = QLabel(
@@ -135,39 +128,6 @@ class WelcomePanel(QWidget):
         self.offline_button.clicked.connect(self.offlineRequested)
         self._server_buttons: list[QPushButton] = []
         self._paint_tokens()
-
-    # --- being the page --------------------------------------------------------------------
-
-    @property
-    def active(self) -> bool:
-        """Whether the panel is the page (shown in place of the transcript)."""
-        return self._active
-
-    def hide_while_active(self, *widgets: QWidget) -> None:
-        """Hide ``widgets`` (the composer, the model picker) while the panel is the page, and
-        show them again when it gives way to the transcript."""
-        self._companions.extend(widgets)
-        self._show_companions(self._active)
-
-    def _show_companions(self, active: bool) -> None:
-        for widget in self._companions:
-            widget.setVisible(not active)
-
-    def _set_active(self) -> None:
-        # Explicitly hidden (isHidden) only when the stack turned to another page: a window
-        # that hides or shows as a whole leaves its pages' own state alone.
-        active = not self.isHidden()
-        if active != self._active:
-            self._active = active
-            self.activeChanged.emit(active)
-
-    def showEvent(self, event: QShowEvent) -> None:
-        super().showEvent(event)
-        self._set_active()
-
-    def hideEvent(self, event: QHideEvent) -> None:
-        super().hideEvent(event)
-        self._set_active()
 
     def changeEvent(self, event: QEvent) -> None:
         if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):

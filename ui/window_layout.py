@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtWidgets import QHBoxLayout, QSplitter, QVBoxLayout, QWidget
 
 from .theme import SPACE
+from .transcript.layout import COLUMN_MAX
 from .window_place import SIDEBAR_WIDTH
 
 if TYPE_CHECKING:
@@ -16,10 +17,14 @@ if TYPE_CHECKING:
 __all__ = ["lay_out", "set_tab_order"]
 
 
-def _padded(widget: QWidget) -> QHBoxLayout:
+def _in_column(widget: QWidget) -> QHBoxLayout:
+    """``widget`` centred, at most the transcript's reading column wide (as in ChatGPT)."""
+    widget.setMaximumWidth(COLUMN_MAX + 2 * SPACE[3])
     row = QHBoxLayout()
     row.setContentsMargins(SPACE[1], 0, SPACE[1], 0)
-    row.addWidget(widget)
+    row.addStretch(0)
+    row.addWidget(widget, 1)
+    row.addStretch(0)
     return row
 
 
@@ -30,10 +35,10 @@ def lay_out(window: MainWindow) -> QSplitter:
     column.setContentsMargins(0, 0, 0, 0)
     column.setSpacing(SPACE[0])
     column.addWidget(window.header)
-    column.addLayout(_padded(window.resume_bar))
+    column.addLayout(_in_column(window.resume_bar))
     column.addWidget(window.stack, 1)
-    column.addLayout(_padded(window.approval_card))
-    column.addWidget(window.composer)
+    column.addLayout(_in_column(window.approval_card))
+    column.addLayout(_in_column(window.composer))
     splitter = QSplitter()
     splitter.addWidget(window.sidebar)
     splitter.addWidget(right)

@@ -77,6 +77,8 @@ def ask_title(parent: QWidget, current: str) -> str | None:
 
 
 class Sidebar(QWidget):
+    """New conversation, the search field, and the list (or a line saying it is empty)."""
+
     sessionActivated = Signal(str)
     newRequested = Signal()
     renameRequested = Signal(str, str)
@@ -150,8 +152,9 @@ class Sidebar(QWidget):
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """Down or Enter in the search field goes to the list and opens its first row; Esc
         clears the search (when no answer is running: then Esc stops it)."""
-        if watched is self.search and event.type() == QEvent.Type.KeyPress:
-            assert isinstance(event, QKeyEvent)
+        if watched is self.search and isinstance(event, QKeyEvent):
+            if event.type() != QEvent.Type.KeyPress:
+                return super().eventFilter(watched, event)
             if event.key() == Qt.Key.Key_Escape and self.search.text():
                 self.search.clear()
                 return True

@@ -267,7 +267,7 @@ class RowDelegate(QStyledItemDelegate):
             painter.setBrush(tokens.color("selection_bg"))
             painter.drawRoundedRect(card, radius, radius)
         elif state & QStyle.StateFlag.State_MouseOver and not over_header:
-            painter.setBrush(tokens.color("border"))
+            painter.setBrush(tokens.color("code_header"))  # muted text stays readable on it
             painter.drawRoundedRect(card, radius, radius)
         if state & QStyle.StateFlag.State_HasFocus and state & QStyle.StateFlag.State_Active:
             painter.setBrush(Qt.BrushStyle.NoBrush)

@@ -226,6 +226,11 @@ def test_colours_follow_the_theme(qtbot: Any, tokens: Tokens) -> None:
     assert contrast(tokens.warning, tokens.draft_bg) >= 4.5
     # The keyboard focus ring stands out from the selected card (3:1, as for any UI outline).
     assert contrast(tokens.link, tokens.selection_bg) >= 3.0
+    # A hovered card keeps its title and snippet readable.
+    assert (
+        min(contrast(tokens.text, tokens.code_header), contrast(tokens.muted, tokens.code_header))
+        >= 4.5
+    )
     # Every part of a row is inside the row (hover and selection cover what a click opens).
     g = _geometry(side, 1)
     row = side.list.visualRect(side.list.model().index(1, 0))
@@ -257,7 +262,7 @@ def test_hovering_a_header_does_not_light_up_the_card_below(qtbot: Any) -> None:
         return image.pixelColor(probe * image.devicePixelRatio()).name()
 
     QTest.mouseMove(viewport, g.card.center())
-    qtbot.waitUntil(lambda: colour_at_card() == LIGHT.border)
+    qtbot.waitUntil(lambda: colour_at_card() == LIGHT.code_header)
     QTest.mouseMove(viewport, g.header.center())
     qtbot.waitUntil(lambda: side.list.over_header)
     qtbot.waitUntil(lambda: colour_at_card() == LIGHT.window)

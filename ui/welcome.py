@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import QEvent, QObject, QRect, Qt, Signal
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
@@ -119,10 +119,11 @@ class WelcomePanel(QWidget):
         column.addStretch(1)
         frame = QFrame()
         frame.setLayout(column)
-        frame.setMaximumWidth(560)
+        frame.setMaximumWidth(HINT_WIDTH)
         outer = QHBoxLayout(self)
+        outer.setContentsMargins(SPACE[3], SPACE[3], SPACE[3], SPACE[3])
         outer.addStretch(1)
-        outer.addWidget(frame, 4)
+        outer.addWidget(frame, 100)  # all the width a narrow window has, at most HINT_WIDTH
         outer.addStretch(1)
         self.remote_button.clicked.connect(self.settingsRequested)
         self.offline_button.clicked.connect(self.offlineRequested)
@@ -183,8 +184,7 @@ class EmptyConversationHint(QWidget):
             label.setTextFormat(Qt.TextFormat.PlainText)  # the model's name is not markup
             label.setAlignment(Qt.AlignmentFlag.AlignCenter)
             label.setWordWrap(True)
-        self.title.setFont(_scaled(self.font(), "h2", bold=True))
-        self.keys.setFont(_scaled(self.font(), "small"))
+        self._size_fonts()
         self._column = column = QVBoxLayout(self)
         column.setSpacing(SPACE[1])
         column.addStretch(1)
@@ -229,10 +229,19 @@ class EmptyConversationHint(QWidget):
     def changeEvent(self, event: QEvent) -> None:
         if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
             self._paint_tokens()
+        elif event.type() == QEvent.Type.FontChange:  # View → Zoom scales the transcript's font
+            self._size_fonts()
         super().changeEvent(event)
 
+    def _size_fonts(self) -> None:
+        self.title.setFont(_scaled(self.font(), "h2", bold=True))
+        self.keys.setFont(_scaled(self.font(), "small"))
+
     def _paint_tokens(self) -> None:
+        # Palettes, not style sheets: a style-sheeted label stops following the view's font.
         tokens = tokens_for(self.palette())
-        self.title.setStyleSheet(f"color: {tokens.text};")
-        self.line.setStyleSheet(f"color: {tokens.muted};")
-        self.keys.setStyleSheet(f"color: {tokens.muted};")
+        for label, colour in ((self.title, tokens.text), (self.line, tokens.muted)):
+            palette = label.palette()
+            palette.setColor(QPalette.ColorRole.WindowText, QColor(colour))
+            label.setPalette(palette)
+        self.keys.setPalette(self.line.palette())

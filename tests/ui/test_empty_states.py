@@ -68,11 +68,22 @@ def test_a_new_conversation_says_what_to_do_and_which_model(run: Any, tmp_path: 
             window.model_picker.setCurrentText("another-model")
             assert "another-model" in hint.line.text()
 
+            # View → Zoom scales the transcript's font: the hint's words follow.
+            before = hint.title.font().pointSizeF()
+            window.place.set_zoom(1.5)
+            await until(lambda: hint.title.font().pointSizeF() > before * 1.4, what="zoomed")
+            assert hint.line.font().pointSizeF() == window.transcript.font().pointSizeF()
+            window.place.set_zoom(1.0)
+
             window.resize(480, 800)  # narrow: still inside, still centred
             await until(lambda: hint.geometry() == viewport.rect(), what="follows the size")
             assert hint.line.width() <= viewport.width()
 
     run(scenario())
+
+
+def colour(label: Any) -> str:
+    return str(label.palette().color(QPalette.ColorRole.WindowText).name())
 
 
 def test_the_hint_reads_in_either_theme(run: Any, tmp_path: Path) -> None:
@@ -81,10 +92,9 @@ def test_the_hint_reads_in_either_theme(run: Any, tmp_path: Path) -> None:
             hint = EmptyConversationHint(window.transcript)
             for tokens, choice in ((DARK, "dark"), (LIGHT, "light")):
                 window.choose_theme(choice)
-                await until(
-                    lambda t=tokens: t.muted in hint.line.styleSheet(), what=f"{choice} colours"
-                )
-                assert tokens.text in hint.title.styleSheet()
+                await until(lambda t=tokens: colour(hint.line) == t.muted, what=f"{choice}")
+                assert colour(hint.title) == tokens.text
+                assert colour(hint.keys) == tokens.muted
                 role = QPalette.ColorRole.Window
                 assert (hint.palette().color(role).lightness() < 128) == tokens.dark
 
@@ -123,3 +133,18 @@ def test_the_welcome_panel_names_its_buttons_in_words(qtbot: Any) -> None:
     assert panel.offline_button.accessibleName() == "Try it offline with the built-in simulator"
     assert panel.remote_button.accessibleName() == "Use an OpenAI-compatible or Anthropic API"
     assert panel.accessibleName() == "Welcome"
+
+
+def test_the_welcome_column_uses_a_narrow_window(qtbot: Any) -> None:
+    from ui.welcome import HINT_WIDTH, WelcomePanel
+
+    panel = WelcomePanel()
+    qtbot.addWidget(panel)
+    panel.resize(480, 800)
+    panel.show()
+    qtbot.waitExposed(panel)
+    assert panel.offline_button.width() >= 480 - 64  # not a third of it lost to margins
+    panel.resize(1400, 900)
+    qtbot.waitUntil(lambda: panel.offline_button.width() <= HINT_WIDTH)
+    centre = panel.offline_button.mapTo(panel, panel.offline_button.rect().center()).x()
+    assert abs(centre - 700) <= 4

@@ -308,7 +308,7 @@ async def main():
         await shot(w, "sidebar_search")
         w.sidebar.search.clear()
         w.findChild(QAction, "sidebarAction").trigger()
-        await shot(w, "sidebar_hidden")
+        await shot(w, "sidebar_toggled")  # View → Sidebar: hidden when wide, shown when narrow
         w.findChild(QAction, "sidebarAction").trigger()
         w.new_conversation()
         await until(lambda: w.controller.session_id is None, within=10)

@@ -189,7 +189,7 @@ class SettingsDialog(QDialog):
         mcp_layout.addWidget(self.mcp_list)
         mcp_form = _form()
         mcp_form.addRow("&Name", self.mcp_name)
-        mcp_form.addRow("Co&mmand", self.mcp_command)
+        mcp_form.addRow("Comman&d", self.mcp_command)
         mcp_layout.addLayout(mcp_form)
         mcp_buttons = QHBoxLayout()
         mcp_buttons.addStretch(1)
@@ -204,7 +204,7 @@ class SettingsDialog(QDialog):
         form.addRow("API &key", self.api_key)
         form.addRow("Key &variable", self.key_env)
         form.addRow("", self.key_note)
-        form.addRow("System &prompt", self.system_prompt)
+        form.addRow("&System prompt", self.system_prompt)
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
         )

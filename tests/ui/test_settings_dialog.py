@@ -387,3 +387,13 @@ def test_the_note_and_problem_follow_the_theme(qtbot: Any, memory_keyring: Any) 
         QApplication.setPalette(palette_for(tokens))
         qtbot.waitUntil(lambda t=tokens: t.danger in dialog.error.styleSheet())
         assert tokens.muted in dialog.key_note.styleSheet()
+
+
+def test_each_alt_key_reaches_one_field(qtbot: Any, memory_keyring: Any) -> None:
+    from PySide6.QtWidgets import QLabel
+
+    dialog = _dialog(qtbot, Settings())
+    texts = [label.text() for label in dialog.findChildren(QLabel)]
+    texts += [button.text() for button in dialog.findChildren(QAbstractButton)]
+    keys = [text[text.index("&") + 1].lower() for text in texts if "&" in text]
+    assert len(keys) >= 8 and len(keys) == len(set(keys)), keys

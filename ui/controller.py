@@ -214,8 +214,12 @@ class ConversationController(QObject):
             self.resumeInfoChanged.emit(None)
 
     async def dismiss(self) -> None:
+        """Hide the bar for good: the services remember it (reopening shows no bar until a
+        request stops again) and forget the draft, so it leaves the screen now too — the same
+        whether the person dismisses then reopens, or reopens then dismisses."""
         self.resumeInfoChanged.emit(None)
-        if self.session_id is not None:
+        if self.session_id is not None and not self.read_only:  # read-only: another window's
+            self.model.remove_drafts()
             await self.services.dismiss_resume(self.session_id)
             self.sessionsChanged.emit()
 

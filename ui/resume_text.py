@@ -1,11 +1,22 @@
 """What the Resume bar says and offers for each state: pure decisions, no Qt.
 
 :func:`resume_bar_text` turns a conversation's :class:`ResumeInfo` (the stop record, the resume
-point or why there is none, the unanswered tool calls) into a :class:`ResumeBarText`: the
-message, its tooltip, the Resume button's label (or no Resume button), whether "Other model…"
-is offered, and the tool calls that did not run or may have run. :func:`notice_text` is the bar
-for a message with nothing to resume; :func:`bar_shows` decides whether a conversation's state
-is worth the bar at all. :class:`ui.resume_bar.ResumeBar` renders what these return.
+point or why there is none, the draft, the unanswered tool calls) into a :class:`ResumeBarText`:
+the message, its tooltip, the Resume button's label and tooltip (or no Resume button), whether
+"Other model…" is offered, and the tool calls that did not run or may have run.
+
+The words are one table over two things the person can tell apart: **why it stopped** (the stop
+record's kind: :data:`CAUSE`) and **what was left** (:class:`Left`, from the resume point and the
+draft: :data:`LEFT`). The message is the stop record's own sentence (it carries the provider's
+detail) followed by what was left and what Resume will do; the tooltip says the same at more
+length — the cause, what was kept, what Resume does — so it never contradicts the message: it
+never says "never answered" above a partial answer, and only a dropped connection blames the
+connection. The core's ``point.description`` is not shown: it cannot know what the app kept on
+screen, nor why the request stopped.
+
+:func:`notice_text` is the bar for a message with nothing to resume; :func:`bar_shows` decides
+whether a conversation's state is worth the bar at all (a state the person dismissed is not).
+:class:`ui.resume_bar.ResumeBar` renders what these return.
 
 Names: ``info`` is a :class:`ResumeInfo` (what the services know), ``point`` its
 :class:`ResumePoint` (how resuming picks up; ``None`` when it cannot), ``text`` the
@@ -24,21 +35,127 @@ from app import ResumeKind, ToolCall
 from app.services import BlockedReason, ResumeInfo, StopKind
 
 __all__ = [
+    "CAUSE",
+    "DISMISS_TOOLTIP",
+    "LEFT",
     "NEXT_STEP",
+    "Left",
+    "LeftWords",
     "ResumeBarText",
     "ResumeLabel",
     "bar_shows",
     "dead_end",
+    "left_by",
     "notice_text",
     "resume_bar_text",
 ]
 
-#: The bar's words when the stop record has none (the app stopped before writing one).
-GENERIC: Mapping[ResumeKind, str] = {
-    ResumeKind.CALL_MODEL: "The last request did not get its answer.",
-    ResumeKind.RECOVER_TOOLS: "The app stopped while tools were running.",
-    ResumeKind.RETRY_RESPONSE: "The last answer was cut off before it finished.",
-    ResumeKind.CONTINUE_RESPONSE: "The last answer stopped at the model's output limit.",
+
+class ResumeLabel(enum.StrEnum):
+    """The Resume button's label."""
+
+    RESUME = "Resume"
+    CONTINUE = "Continue"  # an answer cut at the output limit is continued, not redone
+
+
+class Left(enum.StrEnum):
+    """What the interrupted request left behind, as the person sees it."""
+
+    DRAFT = "draft"  # a partial answer on screen, never saved: resuming asks again
+    CUT = "cut"  # a partial answer kept in the conversation, cut mid-stream: redone
+    AT_LIMIT = "at_limit"  # an answer kept, stopped at the output limit: continued
+    PAUSED = "paused"  # an answer kept, paused by the provider: carried on
+    TOOLS = "tools"  # tool calls without results: never run again by themselves
+    NOTHING = "nothing"  # no partial answer: resuming asks the model again
+
+
+#: The states in which a partial answer is on screen.
+PARTIAL = frozenset({Left.DRAFT, Left.CUT, Left.AT_LIMIT, Left.PAUSED})
+
+
+@dataclass(frozen=True, slots=True)
+class LeftWords:
+    """The words for one :class:`Left` state."""
+
+    #: The message's first sentence when there is no stop record (the app wrote none).
+    generic: str
+    #: Appended to the message: what was left, and what Resume will do.
+    message: str
+    #: The tooltip's account of what was kept.
+    kept: str
+    #: What Resume does, in full (the tooltip's end, and the Resume button's tooltip).
+    action: str
+    label: ResumeLabel = ResumeLabel.RESUME
+
+
+LEFT: Mapping[Left, LeftWords] = {
+    Left.DRAFT: LeftWords(
+        "The last answer was interrupted.",
+        "The partial answer shown was not saved; Resume asks the model to answer again, and "
+        "the new answer replaces it.",
+        "The text marked interrupted is what was on screen; it is not part of the "
+        "conversation and is never sent to the model.",
+        "Resume sends the conversation as saved to the model again; the new answer replaces "
+        "the interrupted text.",
+    ),
+    Left.CUT: LeftWords(
+        "The last answer was cut off before it finished.",
+        "The part that arrived is kept, marked interrupted; Resume asks the model to write "
+        "the answer again from the start.",
+        "The part of the answer that arrived stays in the conversation, marked interrupted.",
+        "Resume tells the model its answer was cut off and asks it to redo that answer from "
+        "the start.",
+    ),
+    Left.AT_LIMIT: LeftWords(
+        "The last answer stopped at the model's output limit.",
+        "The answer so far is kept; Continue asks the model to carry on exactly where it stopped.",
+        "The answer so far stays in the conversation.",
+        "Continue asks the model to carry on exactly where it stopped, without repeating "
+        "itself; the rest is shown joined to the answer so far.",
+        ResumeLabel.CONTINUE,
+    ),
+    Left.PAUSED: LeftWords(
+        "The provider paused the last answer.",
+        "The answer so far is kept; Resume asks the model to carry on.",
+        "The answer so far stays in the conversation.",
+        "Resume asks the model to carry on from where the provider paused it.",
+    ),
+    Left.TOOLS: LeftWords(
+        "The app stopped while tools were running.",
+        "Some tools had not finished (listed below); Resume never runs a tool again by itself.",
+        "The tools listed had not reported back: those that had started may or may not have "
+        "done their work; those waiting for your approval never started.",
+        "Resume tells the model which tools may or may not have run, instead of running them "
+        "again, and asks you again about those that never started; then the model goes on.",
+    ),
+    Left.NOTHING: LeftWords(
+        "The last request did not finish.",
+        "No partial answer was kept; Resume asks the model again.",
+        "The conversation up to its last saved message is kept; nothing of the unfinished "
+        "answer was.",
+        "Resume sends the conversation as saved to the model again.",
+    ),
+}
+
+#: Why it stopped, for the tooltip (the message has the stop record's own sentence).
+CAUSE: Mapping[StopKind | None, str] = {
+    StopKind.STOPPED: "You pressed Stop before the answer finished.",
+    StopKind.CRASHED: (
+        "Continuum closed before the answer finished: it crashed, was killed, or the "
+        "computer shut down."
+    ),
+    StopKind.CONNECTION: (
+        "The connection to the provider was lost, or the provider stopped responding, "
+        "before the answer finished."
+    ),
+    StopKind.PROVIDER_ERROR: "The request ended with the error shown before the answer finished.",
+    StopKind.OUTPUT_LIMIT: "The answer reached the model's output limit for one reply.",
+    StopKind.REFUSED: "The model refused to answer this request.",
+    StopKind.CONTEXT_FULL: "The conversation no longer fits in the model's context window.",
+    StopKind.PAUSED: "The provider paused the answer more times than one request allows.",
+    StopKind.TOOL_LIMIT: "The model used more rounds of tools than one request allows.",
+    StopKind.STORAGE: "Continuum could not save to its database, as the message says.",
+    None: "",
 }
 
 #: Where resending fails the same way, the next step the bar suggests instead.
@@ -53,6 +170,21 @@ NEXT_STEP: Mapping[BlockedReason, str] = {
         "with a summary of this one, or choose a model with a larger context."
     ),
 }
+
+#: The tooltip's reason for offering no Resume button at a dead end.
+_DEAD_END_TIP: Mapping[BlockedReason, str] = {
+    BlockedReason.REFUSED: "Resume is not offered: the same request would be refused again.",
+    BlockedReason.CONTEXT_FULL: (
+        "Resume is not offered: this model would fail the same way with the same conversation."
+    ),
+}
+_LARGER_MODEL = "A model with a larger context window may still answer: see Other model…"
+
+#: What Dismiss does (its button's tooltip): the same whichever way the bar is dismissed.
+DISMISS_TOOLTIP = (
+    "Hide this bar for this conversation; it comes back only if a request stops again. "
+    "Interrupted text that was never saved is discarded. Nothing in the conversation changes."
+)
 
 #: A stop record that means the same dead end. Since a context error is saved as a CONTEXT_FULL
 #: step the history says so itself; conversations saved before that end CALL_MODEL, and for
@@ -73,13 +205,6 @@ _EXPLAINED = frozenset(
 )
 #: Blocked reasons that mean "nothing happened that needs words".
 _NOTHING_TO_SAY = frozenset({BlockedReason.COMPLETED, BlockedReason.EMPTY})
-
-
-class ResumeLabel(enum.StrEnum):
-    """The Resume button's label."""
-
-    RESUME = "Resume"
-    CONTINUE = "Continue"  # an answer cut at the output limit is continued, not redone
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +255,16 @@ def _listed(calls: Sequence[ToolCall]) -> str:
     )
 
 
+def _sentence(text: str) -> str:
+    """``text`` ending like a sentence, so the next one can follow it."""
+    text = text.strip()
+    return text if not text or text.endswith((".", "!", "?", "…")) else text + "."
+
+
+def _joined(*parts: str) -> str:
+    return " ".join(p for p in (_sentence(p) for p in parts) if p)
+
+
 def dead_end(info: ResumeInfo) -> BlockedReason | None:
     """Why resending would fail the same way (a refusal, a full context window), if it would.
 
@@ -143,8 +278,28 @@ def dead_end(info: ResumeInfo) -> BlockedReason | None:
     return None
 
 
+def left_by(info: ResumeInfo) -> Left:
+    """What the interrupted request left (``info.point`` must not be ``None``)."""
+    point = info.point
+    assert point is not None
+    if point.kind is ResumeKind.RECOVER_TOOLS and point.unanswered_tool_calls:
+        return Left.TOOLS
+    if point.kind is ResumeKind.RETRY_RESPONSE:
+        return Left.CUT
+    if point.kind is ResumeKind.CONTINUE_RESPONSE:
+        return Left.AT_LIMIT
+    if info.draft:
+        return Left.DRAFT
+    if info.stop is not None and info.stop.kind is StopKind.PAUSED:
+        return Left.PAUSED
+    return Left.NOTHING
+
+
 def bar_shows(info: ResumeInfo) -> bool:
-    """Whether this state is worth the Resume bar (something to resume or to explain)."""
+    """Whether this state is worth the Resume bar (something to resume or to explain, and not
+    dismissed by the person since)."""
+    if info.dismissed:
+        return False
     if info.point is not None:
         return True
     return info.blocked_reason in _EXPLAINED or (
@@ -155,29 +310,34 @@ def bar_shows(info: ResumeInfo) -> bool:
 def resume_bar_text(info: ResumeInfo) -> ResumeBarText:
     """What the bar says and offers for ``info``."""
     point = info.point
+    stop = info.stop
+    cause = CAUSE[stop.kind if stop else None]
     reason = dead_end(info)
     if point is not None and reason is None:
-        tools = point.kind is ResumeKind.RECOVER_TOOLS and bool(point.unanswered_tool_calls)
+        left = left_by(info)
+        words = LEFT[left]
+        tools = left is Left.TOOLS
         return ResumeBarText(
-            message=info.stop.message if info.stop else GENERIC[point.kind],
-            tooltip=point.description,
-            resume=(
-                ResumeLabel.CONTINUE
-                if point.kind is ResumeKind.CONTINUE_RESPONSE
-                else ResumeLabel.RESUME
-            ),
-            resume_tooltip=point.description,
+            message=_joined(stop.message if stop else words.generic, words.message),
+            tooltip=_joined(cause, words.kept, words.action),
+            resume=words.label,
+            resume_tooltip=words.action,
             other_model=True,
             not_run=info.awaiting_approval if tools else (),
             may_have_run=info.may_have_run if tools else (),
         )
-    parts = [info.stop.message] if info.stop else []
-    parts.append((NEXT_STEP[reason] if reason is not None else "") or info.blocked_text or "")
+    # Another model (a larger context window, say) may still succeed.
+    other_model = point is not None and reason is BlockedReason.CONTEXT_FULL
+    if reason is not None:
+        tooltip = _joined(cause, _DEAD_END_TIP[reason], _LARGER_MODEL if other_model else "")
+        next_step = NEXT_STEP[reason]
+    else:  # an unknown finish, a damaged history: the core's sentence says what to do
+        next_step = info.blocked_text or ""
+        tooltip = _joined(cause, next_step)
     return ResumeBarText(
-        message=" ".join(p for p in parts if p),
-        tooltip=point.description if point else (info.blocked_text or ""),
-        # Another model (a larger context window, say) may still succeed.
-        other_model=point is not None and reason is BlockedReason.CONTEXT_FULL,
+        message=_joined(stop.message if stop else "", next_step),
+        tooltip=tooltip,
+        other_model=other_model,
     )
 
 

@@ -279,6 +279,7 @@ class TranscriptDelegate(QStyledItemDelegate):
                     or doc is render.footer
                     or doc is render.reasoning  # dimmed: not the answer
                     or item.kind is ItemKind.NOTE
+                    or item.superseded  # a previous attempt, replaced by the answer below
                 )
                 else text_colour
             )
@@ -318,6 +319,8 @@ class TranscriptDelegate(QStyledItemDelegate):
             return tokens.color("user_bubble"), None
         if item.kind is ItemKind.TOOL:
             return tokens.color("tool_bg"), tokens.color("border")
+        if item.kind is ItemKind.DRAFT and item.superseded:  # dimmed: the previous attempt
+            return tokens.color("surface"), tokens.color("border")
         if item.kind is ItemKind.DRAFT:
             return tokens.color("draft_bg"), tokens.color("draft_border")
         return None, None  # answers and notes sit on the surface

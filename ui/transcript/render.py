@@ -29,7 +29,7 @@ from ..theme import LIGHT, SPACE, TYPE_SCALE, Tokens, tokens_for
 from .document import doc_gaps, document_css, outer_margins, trailing_leading
 from .markdown import block_cuts, render_markdown
 from .math import attach_math
-from .rows import ItemKind, ToolState, TranscriptItem, reasoning_label
+from .rows import PREVIOUS_ATTEMPT, ItemKind, ToolState, TranscriptItem, reasoning_label
 
 __all__ = [
     "LONG_RUN",
@@ -190,6 +190,8 @@ def header_html(item: TranscriptItem) -> str:
             return ""
         return "<b>Assistant</b>" + (" <i>(writing…)</i>" if item.streaming else "")
     if item.kind is ItemKind.DRAFT:
+        if item.superseded:  # a resumed answer streams below it (issue 16)
+            return f"<b>{html.escape(PREVIOUS_ATTEMPT)}</b>"
         return "<b>⚠ Interrupted</b> — not saved in the conversation, never sent to the model"
     if item.kind is ItemKind.NOTE:
         return f"<i>ⓘ {html.escape(item.text)}</i>"

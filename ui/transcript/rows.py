@@ -9,6 +9,9 @@ begin/end calls. A tool card's state comes from the result's recorded outcome
 (:func:`tool_state`); only results saved before outcomes existed are read from their text.
 What the model thought before answering (its reasoning) rides on the answer's row, collapsed
 under a one-line label (:func:`reasoning_label`); it is never part of the answer's text.
+While a resumed answer streams right under an interrupted draft, the draft is the *previous
+attempt*: collapsed to its first lines (:func:`collapsed`) and drawn dimmed; the answer that
+finishes removes it, and a new interrupted attempt replaces it (the journal keeps only that one).
 """
 
 from __future__ import annotations
@@ -37,8 +40,10 @@ from app import (
 from app.services import CONTINUE_TEXT, MAY_STILL_COMPLETE, RETRY_TEXT, ToolOutcome
 
 __all__ = [
+    "PREVIOUS_ATTEMPT",
     "UNSETTLED",
     "ItemKind",
+    "collapsed",
     "RowChange",
     "Rows",
     "ToolState",
@@ -71,6 +76,16 @@ class ToolState(enum.StrEnum):
     NOT_RUN = "not_run"  # answered without running: Stop came before it started
     UNKNOWN = "unknown"  # interrupted: the app stopped while it ran; may or may not have run
 
+
+#: The header of a draft whose resumed answer is streaming below it.
+PREVIOUS_ATTEMPT: Final = "Previous attempt (interrupted) — replaced by the answer below"
+_PREVIOUS_DETAIL: Final = (
+    "The text that was on screen when this answer was interrupted; it was never saved or "
+    "sent to the model. The resumed answer below replaces it."
+)
+#: How much of a previous attempt stays shown.
+COLLAPSED_LINES: Final = 3
+COLLAPSED_CHARS: Final = 240
 
 UNSETTLED: Final = frozenset({ToolState.RUNNING, ToolState.AWAITING_APPROVAL})
 """Card states that a finished request must not leave behind (see :meth:`Rows.settle`)."""
@@ -112,6 +127,8 @@ class TranscriptItem:
     thinking_since: float | None = None  # live: when the first reasoning arrived (a clock's s)
     # Notes: a short visible label; the full internal text goes in the tooltip.
     detail: str = ""
+    # Drafts: the previous attempt of the answer streaming below (collapsed, dimmed).
+    superseded: bool = False
     uid: int = field(default_factory=lambda: next(_ids))
     version: int = 0  # bumped on every change: renders are cached per (uid, version)
 
@@ -142,7 +159,8 @@ class TranscriptItem:
             return f"Tool {self.call.name}: {self.state or ''}"
         label = reasoning_label(self)
         thought = f" ({label})" if label else ""
-        return f"{self.kind.value}{thought}: {self.text[:500]}"
+        kind = PREVIOUS_ATTEMPT if self.superseded else self.kind.value
+        return f"{kind}{thought}: {self.text[:500]}"
 
 
 def _duration(seconds: float) -> str:
@@ -190,6 +208,15 @@ def copy_text(item: TranscriptItem) -> str:
     if item.expanded and item.reasoning:
         return f"{reasoning_label(item)}:\n{item.reasoning}\n\n{item.text}"
     return item.text
+
+
+def collapsed(text: str) -> str:
+    """The first lines of ``text`` (at most :data:`COLLAPSED_LINES` lines and
+    :data:`COLLAPSED_CHARS` characters), with "…" where it was cut."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    shown = "\n".join(lines[:COLLAPSED_LINES])
+    cut = len(lines) > COLLAPSED_LINES or len(shown) > COLLAPSED_CHARS
+    return shown[:COLLAPSED_CHARS].rstrip() + " …" if cut else shown
 
 
 def note_label(content: str) -> str:
@@ -360,13 +387,31 @@ class Rows:
         return change
 
     def start_streaming(self) -> RowChange:
-        """Open the live answer row unless one is open."""
+        """Open the live answer row unless one is open; a draft right above it (notes aside:
+        a resumed request) becomes its previous attempt."""
         if self.streaming is not None:
             return RowChange()
+        change = self.supersede_draft()
         item = TranscriptItem(ItemKind.ASSISTANT, streaming=True)
         item.joined, self.join_next = self.join_next, False
         self.streaming = item
-        return RowChange(insert=[item])
+        return change.then(RowChange(insert=[item]))
+
+    def supersede_draft(self) -> RowChange:
+        """Collapse and dim the interrupted draft an answer starting now replaces: the last row,
+        or the last before the notes a resumed request adds (a new message is not one)."""
+        for item in reversed(self.items):
+            if item.kind is ItemKind.NOTE:
+                continue
+            if item.kind is not ItemKind.DRAFT or item.superseded:
+                return RowChange()
+            item.superseded = True
+            item.text = collapsed(item.text)
+            item.expanded = False
+            item.detail = _PREVIOUS_DETAIL
+            item.touch()
+            return RowChange(changed=[item])
+        return RowChange()
 
     def grow(self, text: str, at: float | None = None) -> RowChange:
         """Add streamed ``text`` to the live answer row (the thinking, if any, is over).
@@ -411,16 +456,20 @@ class Rows:
             return RowChange()
         item.streaming = False
         item.thinking = False
+        change = RowChange(changed=[item])
         if unsaved:
             item.kind = ItemKind.DRAFT
             item.detail = (
                 "Stopped before this answer finished. This text was not saved "
                 "to the conversation and will not be sent to the model."
             )
+            # The newer interrupted attempt replaces the previous one (as in the journal).
+            for old in [i for i in self.items if i.superseded]:
+                change.then(self.remove(old))
         elif stop_reason is not None:
             item.stop_reason = stop_reason
         item.touch()
-        return RowChange(changed=[item])
+        return change
 
     def message_saved(self, message: Message) -> RowChange:
         """A message became durable: settle the rows that show it."""

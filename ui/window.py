@@ -38,7 +38,7 @@ from .header import HeaderBar
 from .resume_bar import ResumeBar
 from .sidebar import Sidebar
 from .transcript import TranscriptModel, TranscriptView
-from .welcome import WelcomePanel
+from .welcome import EmptyConversationHint, WelcomePanel
 from .window_layout import lay_out, set_tab_order
 from .window_place import WindowPlace, window_title
 
@@ -78,6 +78,7 @@ class MainWindow(QMainWindow):
         self.sidebar = Sidebar()
         self.transcript = TranscriptView()
         self.transcript.setModel(self.transcript_model)
+        self.empty_hint = EmptyConversationHint(self.transcript)  # "Ask anything" while empty
         self.resume_bar = ResumeBar()
         self.approval_card = ApprovalCard()
         self.composer = Composer()
@@ -185,6 +186,11 @@ class MainWindow(QMainWindow):
         self.services.notify = c.statusMessage.emit
         self.workspace_button.clicked.connect(self.workspace.choose)
         self.stack.currentChanged.connect(self._page_changed)
+        self.model_picker.currentTextChanged.connect(
+            lambda name: self.empty_hint.set_model(
+                name, self.services.settings.provider_kind == "simulator"
+            )
+        )
         self.header.sidebar_button.clicked.connect(
             lambda: self.show_sidebar(not self.sidebar.isVisible())
         )

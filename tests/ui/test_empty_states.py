@@ -14,7 +14,7 @@ from PySide6.QtGui import QPalette
 
 from tests.ui.helpers import close_window, open_window, until, window_on_simulator
 from ui.theme import DARK, LIGHT
-from ui.welcome import KEYS_LINE, EmptyConversationHint, empty_hint_text
+from ui.welcome import KEYS_LINE, empty_hint_text
 
 
 @pytest.mark.parametrize(
@@ -37,12 +37,8 @@ def test_empty_hint_text(model: str, simulator: bool, title: str, has: list[str]
 def test_a_new_conversation_says_what_to_do_and_which_model(run: Any, tmp_path: Path) -> None:
     async def scenario() -> None:
         async with window_on_simulator(tmp_path) as (_sim, window):
-            # window.py: self.empty_hint = EmptyConversationHint(self.transcript) and
-            # self.model_picker.currentTextChanged.connect(self.empty_hint.set_model)
-            hint = EmptyConversationHint(window.transcript)
-            window.model_picker.currentTextChanged.connect(hint.set_model)
+            hint = window.empty_hint  # the window's own
             await until(lambda: window.model_picker.count() > 0, what="models listed")
-            hint.set_model(window.model_picker.currentText())
             assert window.transcript_model.rowCount() == 0
             await until(hint.isVisible, what="the hint")
             assert hint.title.text() == "Ask anything"
@@ -89,7 +85,7 @@ def colour(label: Any) -> str:
 def test_the_hint_reads_in_either_theme(run: Any, tmp_path: Path) -> None:
     async def scenario() -> None:
         async with window_on_simulator(tmp_path) as (_sim, window):
-            hint = EmptyConversationHint(window.transcript)
+            hint = window.empty_hint
             for tokens, choice in ((DARK, "dark"), (LIGHT, "light")):
                 window.choose_theme(choice)
                 await until(lambda t=tokens: colour(hint.line) == t.muted, what=f"{choice}")

@@ -15,8 +15,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import QEvent, QRectF, Qt, Signal
-from PySide6.QtGui import QAction, QColor, QPainter, QPaintEvent, QPalette, QPen
+from PySide6.QtGui import (
+    QAction,
+    QColor,
+    QPainter,
+    QPaintEvent,
+    QPalette,
+    QPen,
+    QResizeEvent,
+)
 from PySide6.QtWidgets import (
+    QBoxLayout,
     QFrame,
     QHBoxLayout,
     QLabel,
@@ -48,6 +57,9 @@ _SPOKEN = {
     ResumeLabel.CONTINUE: "Continue the answer where it stopped",
 }
 RADIUS = SPACE[1]
+#: Narrower than this (px), the buttons go under the words: beside them, the words would be
+#: squeezed into a tall thin column (a 480 px window).
+NARROW = 640
 
 
 def bar_colours(tokens: Tokens) -> tuple[QColor, QColor, QColor, QColor]:
@@ -112,12 +124,17 @@ class ResumeBar(QFrame):
         buttons.addWidget(self.resume_button)
         buttons.addWidget(self.other_button)
         buttons.addWidget(self.dismiss_button)
+        # Wide: the words, then the buttons on the same line; narrow: the buttons under them.
+        self._column = QBoxLayout(QBoxLayout.Direction.LeftToRight)
+        self._column.setSpacing(SPACE[2])
+        self._column.addLayout(text, 1)
+        self._column.addLayout(buttons)
+        self._buttons = buttons
         layout = QHBoxLayout(self)
         layout.setContentsMargins(SPACE[2], SPACE[1], SPACE[2], SPACE[1])
         layout.setSpacing(SPACE[2])
         layout.addWidget(self.icon)
-        layout.addLayout(text, 1)
-        layout.addLayout(buttons)
+        layout.addLayout(self._column, 1)
 
         self.resume_button.clicked.connect(self.resumeRequested)
         self.dismiss_button.clicked.connect(self.dismissRequested)
@@ -147,6 +164,23 @@ class ResumeBar(QFrame):
         if event.type() == QEvent.Type.PaletteChange:
             self.restyle()
         super().changeEvent(event)
+
+    @property
+    def stacked(self) -> bool:
+        """Whether the buttons are under the words (a narrow bar), not beside them."""
+        return self._column.direction() is QBoxLayout.Direction.TopToBottom
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        narrow = event.size().width() < NARROW
+        if narrow is not self.stacked:
+            self._column.setDirection(
+                QBoxLayout.Direction.TopToBottom if narrow else QBoxLayout.Direction.LeftToRight
+            )
+            self._column.setAlignment(
+                self._buttons,
+                Qt.AlignmentFlag.AlignRight if narrow else Qt.AlignmentFlag.AlignVCenter,
+            )
+        super().resizeEvent(event)
 
     def paintEvent(self, event: QPaintEvent) -> None:
         fill, border, _, _ = bar_colours(self.tokens())

@@ -127,6 +127,35 @@ def test_the_bar_wears_the_theme_and_follows_a_change(qtbot: Any) -> None:
     _colours_shown(loose, DARK)
 
 
+@pytest.mark.parametrize(
+    ("width", "stacked"), [(460, True), (639, True), (640, False), (900, False)]
+)
+def test_a_narrow_bar_puts_its_buttons_under_the_words(
+    qtbot: Any, width: int, stacked: bool
+) -> None:
+    holder = QWidget()
+    qtbot.addWidget(holder)
+    bar = ResumeBar()
+    QVBoxLayout(holder).addWidget(bar)
+    holder.layout().setContentsMargins(0, 0, 0, 0)
+    bar.show_info(CASES[0][1])
+    holder.resize(width, 300)
+    holder.show()
+    qtbot.waitUntil(lambda: bar.width() == width)
+    holder.layout().activate()
+    bar.layout().activate()
+    assert bar.stacked is stacked
+    words = bar.message.geometry()
+    button = bar.dismiss_button.geometry()
+    if stacked:  # under the words, at the right
+        assert button.top() >= words.bottom()
+        assert button.right() > width - 40
+    else:  # beside them
+        assert button.left() > words.right() and button.top() < words.bottom()
+    # The words get most of the width either way (not a thin column).
+    assert words.width() > width * (0.8 if stacked else 0.4)
+
+
 # --- the previous attempt (pure rows) ----------------------------------------------------------
 
 LONG = "\n".join(f"Line {n} of the interrupted answer." for n in range(1, 8))
@@ -138,7 +167,8 @@ LONG = "\n".join(f"Line {n} of the interrupted answer." for n in range(1, 8))
         ("Once upon a time", "Once upon a time"),
         ("a\n\nb\n\nc", "a\nb\nc"),  # blank lines are not lines of text: nothing was cut
         (LONG, "\n".join(LONG.splitlines()[:3]) + " …"),
-        ("x" * 500, "x" * COLLAPSED_CHARS + " …"),
+        ("x" * 500, "x" * COLLAPSED_CHARS + " …"),  # no word end near: cut at the limit
+        ("word " * 100, ("word " * 48).rstrip() + " …"),  # cut after a whole word
         ("  padded  ", "padded"),
     ],
 )

@@ -215,8 +215,13 @@ def collapsed(text: str) -> str:
     :data:`COLLAPSED_CHARS` characters), with "…" where it was cut."""
     lines = [line for line in text.strip().splitlines() if line.strip()]
     shown = "\n".join(lines[:COLLAPSED_LINES])
-    cut = len(lines) > COLLAPSED_LINES or len(shown) > COLLAPSED_CHARS
-    return shown[:COLLAPSED_CHARS].rstrip() + " …" if cut else shown
+    if len(shown) > COLLAPSED_CHARS:  # at a word's end when there is one near
+        shown = shown[:COLLAPSED_CHARS]
+        word_end = shown.rfind(" ", COLLAPSED_CHARS - 40)
+        shown = shown[:word_end] if word_end > 0 else shown
+    elif len(lines) <= COLLAPSED_LINES:
+        return shown
+    return shown.rstrip() + " …"
 
 
 def note_label(content: str) -> str:

@@ -380,3 +380,41 @@ def test_a_resumed_answer_shows_the_draft_as_its_previous_attempt(run: Any, tmp_
                 await close_window(window)
 
     run(scenario(), timeout=90)
+
+
+def test_dismissing_in_a_read_only_copy_leaves_the_other_windows_state(
+    run: Any, tmp_path: Path
+) -> None:
+    """A second window shows the conversation read-only: its Dismiss hides its own notice and
+    writes nothing (the stop record and draft belong to the window that holds it)."""
+    from app.simulator import Simulator
+    from tests.ui.helpers import make_services
+    from ui.controller import LOCKED_ELSEWHERE
+    from ui.window import MainWindow
+
+    async def scenario() -> None:
+        async with Simulator() as sim:
+            window = await open_window(tmp_path, sim.openai_base_url)
+            second = None
+            try:
+                await _stop_mid_answer(window, sim, "Tell me a story")
+                session_id = window.controller.session_id
+                other = await make_services(tmp_path, sim.openai_base_url)
+                second = MainWindow(other)
+                second.show()
+                await second.start()
+                assert second.controller.session_id == session_id and second.controller.read_only
+                await until(lambda: second.resume_bar.isVisible(), what="notice")
+                assert second.resume_bar.message.text() == LOCKED_ELSEWHERE
+                second.resume_bar.dismiss_button.click()
+                await until(lambda: not second.resume_bar.isVisible(), what="notice hidden")
+                await second.controller.dismiss()  # what the click ran, awaited to its end
+                info = await window.services.resume_info(session_id)
+                assert not info.dismissed and info.stop is not None and info.draft
+                assert _drafts(window) and window.resume_bar.isVisible()
+            finally:
+                if second is not None:
+                    await close_window(second)
+                await close_window(window)
+
+    run(scenario(), timeout=60)

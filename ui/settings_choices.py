@@ -15,7 +15,8 @@ from collections.abc import Mapping
 from typing import Literal
 from urllib.parse import urlsplit
 
-from app.settings import ProviderKind
+#: The provider kinds settings.json knows (app.settings.ProviderKind; ui sees only app.services).
+ProviderKind = Literal["openai", "anthropic", "simulator"]
 
 __all__ = [
     "CHOICES",

@@ -12,18 +12,34 @@ import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from enum import Enum
+from typing import Final, Protocol, runtime_checkable
 
 from ..messages import Message
 
 __all__ = [
+    "LEAF",
     "InMemorySessionStore",
+    "Leaf",
     "SessionInfo",
     "SessionStore",
     "StoredMessage",
     "increasing_time",
     "new_session_id",
 ]
+
+
+class Leaf(Enum):
+    """Where an append goes by default: after the conversation's current leaf."""
+
+    CURRENT = "current"
+
+
+#: ``parent=LEAF``: append after the current leaf (the default).
+LEAF: Final = Leaf.CURRENT
+
+#: What an append may follow: a message's seq, ``None`` (a new first message), or the leaf.
+Parent = int | None | Leaf
 
 
 def new_session_id() -> str:
@@ -69,6 +85,8 @@ class StoredMessage:
     request_id: str
     message: Message
     created_at: float
+    #: The message this one follows in the conversation tree (``None``: a first message).
+    parent_seq: int | None = None
 
 
 @runtime_checkable
@@ -86,19 +104,60 @@ class SessionStore(Protocol):
 
     async def get_session(self, session_id: str) -> SessionInfo | None: ...
 
-    async def append(self, session_id: str, request_id: str, message: Message) -> int: ...
+    async def append(
+        self, session_id: str, request_id: str, message: Message, *, parent: Parent = LEAF
+    ) -> int:
+        """Commit one message after ``parent`` (by default the current leaf); it becomes the
+        leaf. Returns its sequence number."""
+        ...
 
     async def append_many(
-        self, session_id: str, request_id: str, messages: Sequence[Message]
+        self,
+        session_id: str,
+        request_id: str,
+        messages: Sequence[Message],
+        *,
+        parent: Parent = LEAF,
     ) -> list[int]: ...
 
-    async def load(self, session_id: str) -> list[Message]: ...
+    async def load(self, session_id: str) -> list[Message]:
+        """The current branch, oldest first."""
+        ...
 
     async def load_records(
         self, session_id: str, *, after_seq: int = 0, limit: int | None = None
-    ) -> list[StoredMessage]: ...
+    ) -> list[StoredMessage]:
+        """The current branch's records with ``seq > after_seq``, oldest first."""
+        ...
 
-    async def tail(self, session_id: str, n: int) -> list[Message]: ...
+    async def load_branch(self, session_id: str, leaf: int | None) -> list[StoredMessage]:
+        """The branch from the first message down to ``leaf`` (``None``: empty)."""
+        ...
+
+    async def tail(self, session_id: str, n: int) -> list[Message]:
+        """The last ``n`` messages of the current branch, oldest first."""
+        ...
+
+    async def leaf(self, session_id: str) -> int | None:
+        """The current branch's newest message (``None``: no message)."""
+        ...
+
+    async def parent_of(self, session_id: str, seq: int) -> int | None:
+        """The message ``seq`` follows; :class:`LookupError` when there is no message ``seq``."""
+        ...
+
+    async def select_branch(self, session_id: str, seq: int) -> int:
+        """Make the branch through message ``seq`` current, down to the newest message under
+        it; returns the new leaf. Nothing is deleted or changed but which branch is shown."""
+        ...
+
+    async def versions(self, session_id: str) -> list[tuple[int, ...]]:
+        """Each group of messages sharing a parent (two or more), oldest first."""
+        ...
+
+    async def tree(self, session_id: str) -> list[StoredMessage]:
+        """Every message of every branch, in the order they were saved."""
+        ...
 
     async def list_sessions(self) -> list[SessionInfo]: ...
 
@@ -115,6 +174,7 @@ class InMemorySessionStore:
     def __init__(self) -> None:
         self._sessions: dict[str, SessionInfo] = {}
         self._messages: dict[str, list[StoredMessage]] = {}
+        self._leaves: dict[str, int | None] = {}
         self._key = f"memory:{uuid.uuid4().hex}"
 
     @property
@@ -137,39 +197,91 @@ class InMemorySessionStore:
     async def get_session(self, session_id: str) -> SessionInfo | None:
         return self._sessions.get(session_id)
 
-    async def append(self, session_id: str, request_id: str, message: Message) -> int:
-        return (await self.append_many(session_id, request_id, [message]))[0]
+    async def append(
+        self, session_id: str, request_id: str, message: Message, *, parent: Parent = LEAF
+    ) -> int:
+        return (await self.append_many(session_id, request_id, [message], parent=parent))[0]
 
     async def append_many(
-        self, session_id: str, request_id: str, messages: Sequence[Message]
+        self,
+        session_id: str,
+        request_id: str,
+        messages: Sequence[Message],
+        *,
+        parent: Parent = LEAF,
     ) -> list[int]:
         if not messages:  # like the SQLite store: nothing to save creates nothing
             return []
+        if isinstance(parent, int):
+            self._record(session_id, parent)
         info = await self.create_session(session_id)
         rows = self._messages[session_id]
+        after = self._leaves.get(session_id) if isinstance(parent, Leaf) else parent
         now = increasing_time()
         seqs = []
         for message in messages:
             seq = len(rows) + 1
-            rows.append(StoredMessage(seq, request_id, message, now))
+            rows.append(StoredMessage(seq, request_id, message, now, after))
             seqs.append(seq)
+            after = seq
+        self._leaves[session_id] = seqs[-1]
         self._sessions[session_id] = SessionInfo(
             info.id, info.title, info.created_at, now, len(rows)
         )
         return seqs
 
     async def load(self, session_id: str) -> list[Message]:
-        return [r.message for r in self._messages.get(session_id, [])]
+        return [r.message for r in await self.load_records(session_id)]
 
     async def load_records(
         self, session_id: str, *, after_seq: int = 0, limit: int | None = None
     ) -> list[StoredMessage]:
-        rows = [r for r in self._messages.get(session_id, []) if r.seq > after_seq]
+        branch = await self.load_branch(session_id, self._leaves.get(session_id))
+        rows = [r for r in branch if r.seq > after_seq]
         return rows if limit is None else rows[:limit]
 
+    async def load_branch(self, session_id: str, leaf: int | None) -> list[StoredMessage]:
+        branch: list[StoredMessage] = []
+        seq = leaf
+        while seq is not None:
+            record = self._record(session_id, seq)
+            branch.append(record)
+            seq = record.parent_seq
+        return branch[::-1]
+
     async def tail(self, session_id: str, n: int) -> list[Message]:
-        rows = self._messages.get(session_id, [])
+        rows = await self.load_records(session_id)
         return [r.message for r in rows[-n:]] if n > 0 else []
+
+    async def leaf(self, session_id: str) -> int | None:
+        return self._leaves.get(session_id)
+
+    async def parent_of(self, session_id: str, seq: int) -> int | None:
+        return self._record(session_id, seq).parent_seq
+
+    async def select_branch(self, session_id: str, seq: int) -> int:
+        self._record(session_id, seq)
+        under = {seq}
+        for record in self._messages[session_id]:  # children come after their parent
+            if record.parent_seq in under:
+                under.add(record.seq)
+        self._leaves[session_id] = max(under)
+        return max(under)
+
+    async def versions(self, session_id: str) -> list[tuple[int, ...]]:
+        groups: dict[int | None, list[int]] = {}
+        for record in self._messages.get(session_id, []):
+            groups.setdefault(record.parent_seq, []).append(record.seq)
+        return [tuple(g) for g in groups.values() if len(g) > 1]
+
+    async def tree(self, session_id: str) -> list[StoredMessage]:
+        return list(self._messages.get(session_id, []))
+
+    def _record(self, session_id: str, seq: int) -> StoredMessage:
+        rows = self._messages.get(session_id, [])
+        if not 1 <= seq <= len(rows):
+            raise LookupError(f"The conversation has no message {seq}.")
+        return rows[seq - 1]
 
     async def list_sessions(self) -> list[SessionInfo]:
         return sorted(self._sessions.values(), key=lambda s: s.updated_at, reverse=True)
@@ -183,6 +295,7 @@ class InMemorySessionStore:
 
     async def delete_session(self, session_id: str) -> bool:
         self._messages.pop(session_id, None)
+        self._leaves.pop(session_id, None)
         return self._sessions.pop(session_id, None) is not None
 
     async def close(self) -> None:

@@ -173,6 +173,48 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             dismissed_at REAL NOT NULL
         )""",
     ),
+    (
+        # Schema 7: a conversation is a tree. Each message knows its parent (``parent_seq``;
+        # NULL: a first message) and the conversation its current leaf (``leaf_seq``; NULL: the
+        # empty branch). ``forked`` stays 0 while the history is one chain of every seq up to
+        # the leaf, so reading a branch that never forked is a plain range over the index.
+        # Today's linear histories become that chain: each message's parent is the one before.
+        "ALTER TABLE messages ADD COLUMN parent_seq INTEGER",
+        "ALTER TABLE sessions ADD COLUMN leaf_seq INTEGER",
+        "ALTER TABLE sessions ADD COLUMN forked INTEGER NOT NULL DEFAULT 0",
+        """UPDATE messages SET parent_seq = (
+            SELECT MAX(p.seq) FROM messages p
+            WHERE p.session_id = messages.session_id AND p.seq < messages.seq)""",
+        """UPDATE sessions SET leaf_seq = (
+            SELECT MAX(m.seq) FROM messages m WHERE m.session_id = sessions.id)""",
+        "CREATE INDEX messages_children ON messages(session_id, parent_seq)",
+        "DROP TRIGGER messages_count",
+        # An appended message becomes the leaf; a parent other than the newest message forks.
+        """CREATE TRIGGER messages_count AFTER INSERT ON messages BEGIN
+            UPDATE sessions SET updated_at = NEW.created_at, message_count = message_count + 1,
+                leaf_seq = NEW.seq,
+                forked = forked OR NOT (NEW.parent_seq IS NEW.seq - 1
+                                        OR (NEW.parent_seq IS NULL AND NEW.seq = 1))
+            WHERE id = NEW.session_id;
+        END""",
+    ),
+    (
+        # Schema 8: a conversation's own setup (system prompt, provider profile, model and
+        # parameters) as one JSON object (see app/storage/conversation_settings.py); NULL:
+        # the defaults of Settings.
+        "ALTER TABLE session_settings ADD COLUMN setup TEXT",
+    ),
+    (
+        # Schema 9: attachments, stored once by the SHA-256 of their bytes; messages refer to
+        # them by digest (see app/storage/attachments.py).
+        """CREATE TABLE attachments (
+            digest TEXT PRIMARY KEY,
+            media_type TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            data BLOB NOT NULL,
+            created_at REAL NOT NULL
+        )""",
+    ),
 )
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 

@@ -31,7 +31,25 @@ from ..messages import (
     message_from_json,
     message_to_json,
 )
-from .base import SessionInfo, StoredMessage, increasing_time, new_session_id
+from .base import (
+    LEAF,
+    Leaf,
+    Parent,
+    SessionInfo,
+    StoredMessage,
+    increasing_time,
+    new_session_id,
+)
+from .branches import (
+    Row,
+    as_row,
+    branch_rows,
+    leaf_under,
+    position,
+    sibling_groups,
+    tail_rows,
+    validate_seq,
+)
 from .database import Database, scalar, translate_sqlite_error
 from .schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from .search import (
@@ -55,15 +73,20 @@ __all__ = [
     "translate_sqlite_error",
 ]
 
+# After the current leaf (the trigger ``messages_count`` makes the new message the leaf).
 _INSERT: Final = """
-    INSERT INTO messages(session_id, seq, request_id, kind, data, created_at)
-    VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?), ?, ?, ?, ?)
+    INSERT INTO messages(session_id, seq, parent_seq, request_id, kind, data, created_at)
+    VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?1),
+            (SELECT leaf_seq FROM sessions WHERE id = ?1), ?2, ?3, ?4, ?5)
     RETURNING seq
 """
-
-# The newest rows of a session through the (session_id, seq) index, read backwards: the cost of
-# a tail does not grow with the length of the session (tests check the query plan of this SQL).
-_TAIL: Final = "SELECT seq, data FROM messages WHERE session_id = ? ORDER BY seq DESC LIMIT ?"
+# After a given message (or as a new first message: ``?6`` NULL).
+_INSERT_AFTER: Final = """
+    INSERT INTO messages(session_id, seq, parent_seq, request_id, kind, data, created_at)
+    VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?1),
+            ?6, ?2, ?3, ?4, ?5)
+    RETURNING seq
+"""
 
 
 class SQLiteSessionStore:
@@ -147,53 +170,75 @@ class SQLiteSessionStore:
 
         return await self.database.read(op)
 
-    async def append(self, session_id: str, request_id: str, message: Message) -> int:
-        """Commit one message at the end of the session; returns its sequence number."""
+    async def append(
+        self, session_id: str, request_id: str, message: Message, *, parent: Parent = LEAF
+    ) -> int:
+        """Commit one message after ``parent`` (the current leaf by default); it becomes the
+        leaf. Returns its sequence number."""
         data = message_to_json(message)
         kind = _kind(message)
         now = increasing_time()
         index_text = repaired_index_text(message)
-        params = (session_id, session_id, request_id, kind, data, now)
+        sql = _INSERT if isinstance(parent, Leaf) else _INSERT_AFTER
+        params: tuple[object, ...] = (session_id, request_id, kind, data, now)
+        if not isinstance(parent, Leaf):
+            params += (parent,)
 
         async def op(conn: aiosqlite.Connection) -> int:
             # One thread hop per append (execute and fetch together): it is the hot path.
-            rows = await conn.execute_fetchall(_INSERT, params)
+            rows = await conn.execute_fetchall(sql, params)
             row = next(iter(rows), None)
             assert row is not None
             return int(row[0])
 
-        async def op_repairing_index(conn: aiosqlite.Connection) -> int:
-            rows = list(await conn.execute_fetchall(_INSERT, params))
-            seq = int(rows[0][0])
-            await set_index_text(conn, session_id, seq, index_text or "")
+        async def op_checked(conn: aiosqlite.Connection) -> int:
+            if isinstance(parent, int):
+                await validate_seq(conn, session_id, parent)
+            seq = await op(conn)
+            if index_text is not None:
+                await set_index_text(conn, session_id, seq, index_text)
             return seq
 
-        if index_text is None:
+        if index_text is None and isinstance(parent, Leaf):
             return await self.database.write(op)
-        return await self.database.transaction(op_repairing_index)
+        return await self.database.transaction(op_checked)
 
     async def append_many(
-        self, session_id: str, request_id: str, messages: Sequence[Message]
+        self,
+        session_id: str,
+        request_id: str,
+        messages: Sequence[Message],
+        *,
+        parent: Parent = LEAF,
     ) -> list[int]:
-        """Commit several messages in one transaction: all of them are saved, or none."""
+        """Commit several messages in one transaction, each after the one before (the first
+        after ``parent``): all of them are saved, or none."""
         if not messages:
             return []
         rows = [(message_to_json(m), m) for m in messages]
         now = increasing_time()
 
         async def op(conn: aiosqlite.Connection) -> list[int]:
+            after: int | None
+            if isinstance(parent, Leaf):
+                after = (await position(conn, session_id)).leaf
+            else:
+                after = parent
+                if parent is not None:
+                    await validate_seq(conn, session_id, parent)
             first = await scalar(
                 conn,
                 "SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?",
                 (session_id,),
             )
             seqs = list(range(first, first + len(rows)))
+            parents = [after, *seqs[:-1]]
             await conn.executemany(
-                "INSERT INTO messages(session_id, seq, request_id, kind, data, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO messages(session_id, seq, parent_seq, request_id, kind, data, "
+                "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (session_id, seq, request_id, _kind(m), data, now)
-                    for seq, (data, m) in zip(seqs, rows, strict=True)
+                    (session_id, seq, up, request_id, _kind(m), data, now)
+                    for seq, up, (data, m) in zip(seqs, parents, rows, strict=True)
                 ],
             )
             for seq, (_data, m) in zip(seqs, rows, strict=True):
@@ -210,27 +255,82 @@ class SQLiteSessionStore:
     async def load_records(
         self, session_id: str, *, after_seq: int = 0, limit: int | None = None
     ) -> list[StoredMessage]:
+        """The current branch's records with ``seq > after_seq``, oldest first."""
+
         async def op(conn: aiosqlite.Connection) -> list[StoredMessage]:
-            rows = await conn.execute_fetchall(
-                "SELECT seq, request_id, data, created_at FROM messages "
-                "WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
-                (session_id, after_seq, -1 if limit is None else limit),
+            at = await position(conn, session_id)
+            rows = await branch_rows(
+                conn, session_id, at.leaf, at.forked, after_seq=after_seq, limit=limit
             )
-            return [
-                StoredMessage(seq, request_id, self._decode(seq, data), created)
-                for seq, request_id, data, created in rows
-            ]
+            return [self._record(r) for r in rows]
+
+        return await self.database.read(op)
+
+    async def load_branch(self, session_id: str, leaf: int | None) -> list[StoredMessage]:
+        """The branch from the first message down to ``leaf`` (``None``: empty)."""
+
+        async def op(conn: aiosqlite.Connection) -> list[StoredMessage]:
+            if leaf is not None:
+                await validate_seq(conn, session_id, leaf)
+            at = await position(conn, session_id)
+            # The unforked range is right for any message of a conversation that never forked.
+            return [self._record(r) for r in await branch_rows(conn, session_id, leaf, at.forked)]
 
         return await self.database.read(op)
 
     async def tail(self, session_id: str, n: int) -> list[Message]:
-        """The last ``n`` messages, oldest first. Reads only those rows (index, descending)."""
+        """The current branch's last ``n`` messages, oldest first; reads only those rows."""
         if n <= 0:
             return []
 
         async def op(conn: aiosqlite.Connection) -> list[Message]:
-            rows = await conn.execute_fetchall(_TAIL, (session_id, n))
-            return [self._decode(seq, data) for seq, data in reversed(list(rows))]
+            at = await position(conn, session_id)
+            rows = await tail_rows(conn, session_id, at.leaf, at.forked, n)
+            return [self._decode(r[0], r[2]) for r in reversed(rows)]
+
+        return await self.database.read(op)
+
+    async def leaf(self, session_id: str) -> int | None:
+        async def op(conn: aiosqlite.Connection) -> int | None:
+            return (await position(conn, session_id)).leaf
+
+        return await self.database.read(op)
+
+    async def parent_of(self, session_id: str, seq: int) -> int | None:
+        async def op(conn: aiosqlite.Connection) -> int | None:
+            return await validate_seq(conn, session_id, seq)
+
+        return await self.database.read(op)
+
+    async def select_branch(self, session_id: str, seq: int) -> int:
+        """Make the branch through ``seq`` current, down to the newest message under it."""
+
+        async def op(conn: aiosqlite.Connection) -> int:
+            leaf = await leaf_under(conn, session_id, seq)
+            # A leaf that is not the newest message reads as a range only if it never forked.
+            await conn.execute("UPDATE sessions SET leaf_seq = ? WHERE id = ?", (leaf, session_id))
+            return leaf
+
+        return await self.database.transaction(op)
+
+    async def versions(self, session_id: str) -> list[tuple[int, ...]]:
+        """Each group of messages sharing a parent (two or more), oldest first."""
+
+        async def op(conn: aiosqlite.Connection) -> list[tuple[int, ...]]:
+            return await sibling_groups(conn, session_id)
+
+        return await self.database.read(op)
+
+    async def tree(self, session_id: str) -> list[StoredMessage]:
+        """Every message of every branch, in the order they were saved."""
+
+        async def op(conn: aiosqlite.Connection) -> list[StoredMessage]:
+            rows = await conn.execute_fetchall(
+                "SELECT seq, request_id, data, created_at, parent_seq FROM messages "
+                "WHERE session_id = ? ORDER BY seq",
+                (session_id,),
+            )
+            return [self._record(as_row(r)) for r in rows]
 
         return await self.database.read(op)
 
@@ -280,6 +380,10 @@ class SQLiteSessionStore:
     async def close(self) -> None:
         """Close the connection (bounded: a stuck disk cannot hang the app's exit)."""
         await self.database.close()
+
+    def _record(self, row: Row) -> StoredMessage:
+        seq, request_id, data, created, parent = row
+        return StoredMessage(seq, request_id, self._decode(seq, data), created, parent)
 
     def _decode(self, seq: int, data: str) -> Message:
         try:

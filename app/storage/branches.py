@@ -1,0 +1,178 @@
+"""The conversation tree's queries: which messages make a branch, its versions, its leaf.
+
+A conversation is a tree of messages (schema 7, :mod:`app.storage.schema`): each message has a
+``parent_seq`` (``NULL`` for a first message) and the session a ``leaf_seq``, the newest message
+of the branch the person is on (``NULL``: the empty branch, before any first message). A
+message's children always have higher seqs than it has, since they were saved after it; so the
+newest message under any message is a leaf.
+
+While ``sessions.forked`` is 0 the branch to the leaf is every message with ``seq <= leaf_seq``:
+the queries then read a plain range through the ``(session_id, seq)`` index, exactly as a linear
+history did. Once a conversation forks they walk parent links instead, from the leaf up; a tail
+of ``n`` messages still reads only ``n`` rows.
+
+Each function takes an open connection and runs inside the caller's read or transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import aiosqlite
+
+from .database import scalar
+
+__all__ = [
+    "Position",
+    "TAIL_RANGE",
+    "TAIL_UP",
+    "Row",
+    "as_row",
+    "branch_rows",
+    "leaf_under",
+    "position",
+    "sibling_groups",
+    "tail_rows",
+    "validate_seq",
+]
+
+# Up from ``?2`` through the parent links (the (session_id, seq) index serves each step).
+_UP: Final = """
+    WITH RECURSIVE up(seq) AS (
+        SELECT ?2 WHERE ?2 IS NOT NULL
+        UNION ALL
+        SELECT m.parent_seq FROM messages m JOIN up ON m.session_id = ?1 AND m.seq = up.seq
+        WHERE m.parent_seq IS NOT NULL
+        LIMIT ?3
+    )
+"""
+
+_COLUMNS: Final = "m.seq, m.request_id, m.data, m.created_at, m.parent_seq"
+
+# A tail of a branch that never forked: the index read backwards from the leaf. Of one that
+# forked: ``n`` steps up the parent links. Either reads ``n`` rows, whatever the length of the
+# conversation (tests check the query plans of both).
+TAIL_RANGE: Final = (
+    f"SELECT {_COLUMNS} FROM messages m WHERE m.session_id = ?1 AND m.seq <= ?2 "
+    "ORDER BY m.seq DESC LIMIT ?3"
+)
+TAIL_UP: Final = (
+    _UP + f"SELECT {_COLUMNS} FROM up JOIN messages m ON m.session_id = ?1 AND m.seq = up.seq "
+    "ORDER BY m.seq DESC"
+)
+
+Row = tuple[int, str, str, float, int | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """Where a conversation is: its current leaf and whether it ever forked."""
+
+    leaf: int | None
+    forked: bool
+
+
+async def position(conn: aiosqlite.Connection, session_id: str) -> Position:
+    async with conn.execute(
+        "SELECT leaf_seq, forked FROM sessions WHERE id = ?", (session_id,)
+    ) as cursor:
+        row = await cursor.fetchone()
+    if row is None:
+        return Position(None, False)
+    return Position(None if row[0] is None else int(row[0]), bool(row[1]))
+
+
+async def branch_rows(
+    conn: aiosqlite.Connection,
+    session_id: str,
+    leaf: int | None,
+    forked: bool,
+    *,
+    after_seq: int = 0,
+    limit: int | None = None,
+) -> list[Row]:
+    """The messages from the first one down to ``leaf``, oldest first (``seq > after_seq``)."""
+    if leaf is None:
+        return []
+    if not forked:
+        rows = await conn.execute_fetchall(
+            f"SELECT {_COLUMNS} FROM messages m WHERE m.session_id = ? AND m.seq > ? "
+            "AND m.seq <= ? ORDER BY m.seq LIMIT ?",
+            (session_id, after_seq, leaf, -1 if limit is None else limit),
+        )
+    else:
+        rows = await conn.execute_fetchall(
+            _UP + f"SELECT {_COLUMNS} FROM up JOIN messages m ON m.session_id = ?1 "
+            "AND m.seq = up.seq WHERE m.seq > ?4 ORDER BY m.seq LIMIT ?5",
+            (session_id, leaf, -1, after_seq, -1 if limit is None else limit),
+        )
+    return [as_row(r) for r in rows]
+
+
+async def tail_rows(
+    conn: aiosqlite.Connection, session_id: str, leaf: int | None, forked: bool, n: int
+) -> list[Row]:
+    """The last ``n`` messages of the branch ending at ``leaf``, newest first.
+
+    Reads only those rows: a range read backwards, or ``n`` steps up the parent links."""
+    if leaf is None or n <= 0:
+        return []
+    if not forked:
+        rows = await conn.execute_fetchall(TAIL_RANGE, (session_id, leaf, n))
+    else:
+        rows = await conn.execute_fetchall(TAIL_UP, (session_id, leaf, n))
+    return [as_row(r) for r in rows]
+
+
+async def validate_seq(conn: aiosqlite.Connection, session_id: str, seq: int) -> int | None:
+    """``seq``'s parent; :class:`LookupError` when the conversation has no message ``seq``."""
+    async with conn.execute(
+        "SELECT parent_seq FROM messages WHERE session_id = ? AND seq = ?", (session_id, seq)
+    ) as cursor:
+        row = await cursor.fetchone()
+    if row is None:
+        raise LookupError(f"The conversation has no message {seq}.")
+    return None if row[0] is None else int(row[0])
+
+
+async def leaf_under(conn: aiosqlite.Connection, session_id: str, seq: int) -> int:
+    """The newest message in the subtree of ``seq`` (``seq`` itself when it has no children):
+    the branch a person last wrote in, below that message."""
+    await validate_seq(conn, session_id, seq)
+    newest = await scalar(
+        conn,
+        """WITH RECURSIVE down(seq) AS (
+            SELECT ?2
+            UNION ALL
+            SELECT m.seq FROM messages m JOIN down ON m.session_id = ?1 AND m.parent_seq = down.seq
+        ) SELECT MAX(seq) FROM down""",
+        (session_id, seq),
+    )
+    return int(newest)
+
+
+async def sibling_groups(conn: aiosqlite.Connection, session_id: str) -> list[tuple[int, ...]]:
+    """Every set of two or more messages that share a parent (the versions of one message),
+    each in the order they were written. Nothing to read for a conversation that never forked."""
+    if not (await position(conn, session_id)).forked:
+        return []
+    rows = await conn.execute_fetchall(
+        """SELECT COALESCE(parent_seq, 0), seq FROM messages
+           WHERE session_id = ?1 AND COALESCE(parent_seq, 0) IN (
+               SELECT COALESCE(parent_seq, 0) FROM messages WHERE session_id = ?1
+               GROUP BY COALESCE(parent_seq, 0) HAVING COUNT(*) > 1)
+           ORDER BY 1, 2""",
+        (session_id,),
+    )
+    groups: dict[int, list[int]] = {}
+    for parent, seq in rows:
+        groups.setdefault(int(parent), []).append(int(seq))
+    return [tuple(g) for g in groups.values()]
+
+
+def as_row(r: Sequence[Any]) -> Row:
+    """A fetched ``seq, request_id, data, created_at, parent_seq`` row, typed."""
+    parent = r[4]
+    return (int(r[0]), str(r[1]), str(r[2]), float(r[3]), None if parent is None else int(parent))

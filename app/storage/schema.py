@@ -215,6 +215,10 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             created_at REAL NOT NULL
         )""",
     ),
+    (
+        # Schema 10: conversations pinned to the top of the sidebar (when; NULL: not pinned).
+        "ALTER TABLE sessions ADD COLUMN pinned_at REAL",
+    ),
 )
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 

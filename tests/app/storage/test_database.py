@@ -112,8 +112,8 @@ def cut_short(path: Path) -> None:
 
 
 def damaged_page(path: Path) -> None:
-    """A real database whose last page (a leaf deep in a b-tree) is overwritten with noise:
-    opening it reads nothing there; only ``PRAGMA quick_check`` finds it."""
+    """A real database whose last index leaf page (deep in a b-tree) is overwritten with
+    noise: opening it reads nothing there; only ``PRAGMA quick_check`` finds it."""
     ours_at(SCHEMA_VERSION)(path)
     with plain(path) as conn:
         conn.execute("BEGIN")
@@ -123,9 +123,13 @@ def damaged_page(path: Path) -> None:
         )
         conn.execute("COMMIT")
         page_size = int(conn.execute("PRAGMA page_size").fetchone()[0])
-    size = path.stat().st_size
+        page = int(
+            conn.execute(
+                "SELECT MAX(pageno) FROM dbstat WHERE name = 'sqlite_autoindex_sessions_1'"
+            ).fetchone()[0]
+        )
     with open(path, "r+b") as handle:
-        handle.seek(size - page_size)
+        handle.seek((page - 1) * page_size)
         handle.write(b"\xa5" * page_size)
 
 

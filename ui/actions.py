@@ -99,6 +99,7 @@ MENUS: tuple[tuple[str, tuple[Entry, ...]], ...] = (
             ActionSpec("dismissAction", "D&ismiss the Resume bar", "Ctrl+Shift+X"),
             SEPARATOR,
             ActionSpec("renameAction", "&Rename…", "F2"),
+            ActionSpec("pinAction", "&Pin to top / Unpin", "Ctrl+Shift+P"),
             ActionSpec("deleteAction", "&Delete…"),
             SEPARATOR,
             ActionSpec("workspaceAction", "&Workspace folder…"),

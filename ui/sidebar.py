@@ -1,4 +1,5 @@
-"""The conversation list: grouped by date, newest first, a badge on resumable ones, search.
+"""The conversation list: pinned ones first under "Pinned", then grouped by date, newest
+first; a badge on resumable ones; search; a row's menu renames, pins or deletes.
 
 Rows are painted by :mod:`ui.sidebar_rows` (a date-group header above a group's first row,
 the plain title elided with "…", the Resume badge inside the visible width); the words are
@@ -48,10 +49,11 @@ from .sidebar_text import (
     accessible_text,
     date_group,
     display_title,
-    group_labels,
     ms_until_tomorrow,
     no_match_text,
+    pin_action_text,
     query_terms,
+    section_labels,
 )
 from .theme import SPACE, tokens_for
 
@@ -82,6 +84,7 @@ class Sidebar(QWidget):
     sessionActivated = Signal(str)
     newRequested = Signal()
     renameRequested = Signal(str, str)
+    pinRequested = Signal(str, bool)  # (session id, pinned): pin to the top, or unpin
     deleteRequested = Signal(str)
     searchChanged = Signal(str)
 
@@ -187,7 +190,7 @@ class Sidebar(QWidget):
     # --- content ---------------------------------------------------------------------------
 
     def set_sessions(self, sessions: Iterable[SessionInfo], badges: set[str]) -> None:
-        self._sessions = sorted(sessions, key=_changed_at, reverse=True)
+        self._sessions = sorted(sessions, key=_listed_order)
         self._badges = set(badges)
         if not self.search.text().strip():
             self.show_all()
@@ -222,7 +225,7 @@ class Sidebar(QWidget):
     def _fill(self, rows: list[tuple[SessionInfo, str | None]], *, grouped: bool) -> None:
         now = self.clock()
         self._midnight.start(ms_until_tomorrow(now))
-        labels = group_labels([_changed_at(info) for info, _ in rows], now)
+        labels = section_labels([(_changed_at(i), _pinned(i)) for i, _ in rows], now)
         self.list.clear()
         for row, (info, snippet) in enumerate(rows):
             title = display_title(info.title)
@@ -233,8 +236,9 @@ class Sidebar(QWidget):
             item.setData(SNIPPET_ROLE, snippet)
             item.setData(GROUP_ROLE, labels[row] if grouped else None)
             item.setData(FIRST_ROLE, row == 0)
-            item.setToolTip(plain_tooltip(accessible_text(title, resumable)))
-            item.setData(Qt.ItemDataRole.AccessibleTextRole, accessible_text(title, resumable))
+            spoken = accessible_text(title, resumable, _pinned(info))
+            item.setToolTip(plain_tooltip(spoken))
+            item.setData(Qt.ItemDataRole.AccessibleTextRole, spoken)
             item.setData(
                 Qt.ItemDataRole.AccessibleDescriptionRole, date_group(_changed_at(info), now)
             )
@@ -264,6 +268,14 @@ class Sidebar(QWidget):
     def has_badge(self, session_id: str) -> bool:
         return session_id in self._badges
 
+    def is_pinned(self, session_id: str) -> bool:
+        return any(_pinned(info) for info in self._sessions if info.id == session_id)
+
+    def toggle_pin(self, session_id: str) -> None:
+        """Pin the conversation to the top of the list, or unpin it (``pinRequested``)."""
+        if any(info.id == session_id for info in self._sessions):
+            self.pinRequested.emit(session_id, not self.is_pinned(session_id))
+
     def title_of(self, session_id: str) -> str:
         """The conversation's stored title (as the person or the model wrote it)."""
         for info in self._sessions:
@@ -284,10 +296,15 @@ class Sidebar(QWidget):
             return
         session_id = item.data(SESSION_ROLE)
         menu = QMenu(self)
+        menu.setObjectName("sidebarRowMenu")
         rename = menu.addAction("Rename…")
+        pin = menu.addAction(pin_action_text(self.is_pinned(session_id)))
+        pin.setObjectName("sidebarPinAction")
         delete = menu.addAction("Delete…")
         chosen = menu.exec(self.list.viewport().mapToGlobal(pos))
-        if chosen is rename:
+        if chosen is pin:
+            self.toggle_pin(session_id)
+        elif chosen is rename:
             self.rename(session_id)
         elif chosen is delete:
             self.delete(session_id)
@@ -320,3 +337,13 @@ class Sidebar(QWidget):
 
 def _changed_at(info: SessionInfo) -> float:
     return info.updated_at or info.created_at
+
+
+def _pinned(info: SessionInfo) -> bool:
+    return info.pinned_at is not None
+
+
+def _listed_order(info: SessionInfo) -> tuple[bool, float, float]:
+    """Pinned first (most recently pinned first), then the rest most recently changed first
+    (the store lists them so too)."""
+    return (not _pinned(info), -(info.pinned_at or 0.0), -_changed_at(info))

@@ -9,6 +9,8 @@ Pure functions (no Qt) so each rule is a table test:
   days, then one group per month ("November 2026"), decided by calendar days in ``now``'s zone.
 * :func:`match_spans` / :func:`snippet_spans` — the parts of a title or a search snippet to
   highlight: the query's words in a title, the ``[bracketed]`` match in an FTS snippet.
+* :func:`section_labels` / :func:`pin_action_text` — pinned conversations under "Pinned" above
+  the date groups, and what the row menu offers for one.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from datetime import datetime, timedelta
 __all__ = [
     "MONTHS",
     "NO_CONVERSATIONS",
+    "PINNED",
     "UNTITLED",
     "Span",
     "accessible_text",
@@ -28,6 +31,8 @@ __all__ = [
     "display_title",
     "group_labels",
     "ms_until_tomorrow",
+    "pin_action_text",
+    "section_labels",
     "match_spans",
     "no_match_text",
     "plain_title",
@@ -36,6 +41,8 @@ __all__ = [
 ]
 
 UNTITLED = "Untitled conversation"
+#: The section above the pinned conversations (they come first, most recently pinned first).
+PINNED = "Pinned"
 NO_CONVERSATIONS = "No conversations yet. The ones you start are listed here."
 MONTHS = (
     "January",
@@ -113,9 +120,15 @@ def display_title(text: str | None) -> str:
     return plain_title(text) or UNTITLED
 
 
-def accessible_text(title: str, resumable: bool) -> str:
+def accessible_text(title: str, resumable: bool, pinned: bool = False) -> str:
     """What a screen reader says for one conversation."""
-    return f"{title} — can be resumed" if resumable else title
+    text = f"{title} — pinned" if pinned else title
+    return f"{text} — can be resumed" if resumable else text
+
+
+def pin_action_text(pinned: bool) -> str:
+    """The row menu's entry for a conversation that is (or is not) pinned."""
+    return "Unpin" if pinned else "Pin to top"
 
 
 # --- date groups --------------------------------------------------------------------------
@@ -146,6 +159,18 @@ def group_labels(times: Iterable[float], now: datetime) -> list[str | None]:
     previous: str | None = None
     for when in times:
         group = date_group(when, now)
+        labels.append(group if group != previous else None)
+        previous = group
+    return labels
+
+
+def section_labels(rows: Iterable[tuple[float, bool]], now: datetime) -> list[str | None]:
+    """:func:`group_labels` for rows of (changed at, pinned) in display order (the pinned
+    first): the pinned ones are one "Pinned" section, whenever they changed."""
+    labels: list[str | None] = []
+    previous: str | None = None
+    for when, pinned in rows:
+        group = PINNED if pinned else date_group(when, now)
         labels.append(group if group != previous else None)
         previous = group
     return labels

@@ -150,6 +150,7 @@ class MainWindow(QMainWindow):
                 "openLogAction": lambda: self.commands.open_folder(self.log_dir),
                 "aboutAction": lambda: show_about(self, self.services.data_dir, self.log_dir),
                 "renameAction": self._rename_current,
+                "pinAction": self._pin_current,
                 "deleteAction": self._delete_current,
                 "workspaceAction": self.workspace.choose,
                 "noWorkspaceAction": lambda: c.spawn(self.workspace.set(None)),
@@ -202,6 +203,7 @@ class MainWindow(QMainWindow):
         self.sidebar.sessionActivated.connect(lambda sid: c.spawn(self._open_chosen(sid)))
         self.sidebar.newRequested.connect(self.new_conversation)
         self.sidebar.renameRequested.connect(lambda sid, title: c.spawn(self._rename(sid, title)))
+        self.sidebar.pinRequested.connect(lambda sid, pinned: c.spawn(self._pin(sid, pinned)))
         self.sidebar.deleteRequested.connect(lambda sid: c.spawn(self._delete(sid)))
         self.sidebar.searchChanged.connect(lambda q: c.spawn(self.search(q)))
         self.model_picker.activated.connect(
@@ -296,6 +298,14 @@ class MainWindow(QMainWindow):
             await self.controller.open_session(None)
         await self.services.delete_session(session_id)
         await self.refresh_sessions()
+
+    async def _pin(self, session_id: str, pinned: bool) -> None:
+        await self.services.pin_session(session_id, pinned)
+        await self.refresh_sessions()
+
+    def _pin_current(self) -> None:
+        if self.controller.session_id:
+            self.sidebar.toggle_pin(self.controller.session_id)
 
     def _rename_current(self) -> None:
         if self.controller.session_id:

@@ -289,6 +289,10 @@ class AppServices:
     async def rename_session(self, session_id: str, title: str | None) -> None:
         await self.client.rename_session(session_id, title)
 
+    async def pin_session(self, session_id: str, pinned: bool) -> None:
+        """Pin the conversation to the top of the sidebar (``False``: unpin it)."""
+        await self.storage.storage.pin_session(session_id, pinned)
+
     async def delete_session(self, session_id: str) -> bool:
         if session_id in self._running or self.locks.is_locked_elsewhere(session_id):
             raise SessionLockedError()

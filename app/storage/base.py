@@ -7,6 +7,7 @@ in-memory store serves library users who do not need persistence.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 import uuid
@@ -25,6 +26,7 @@ __all__ = [
     "SessionStore",
     "StoredMessage",
     "increasing_time",
+    "listing_order",
     "new_session_id",
 ]
 
@@ -75,6 +77,15 @@ class SessionInfo:
     created_at: float
     updated_at: float
     message_count: int
+    #: When it was pinned to the top of the sidebar (``None``: not pinned).
+    pinned_at: float | None = None
+
+
+def listing_order(info: SessionInfo) -> tuple[bool, float, float, str]:
+    """The sort key of the sidebar's order: pinned first (most recently pinned first), then
+    the rest most recently updated first (the SQLite store's ``ORDER BY`` says the same)."""
+    pinned = info.pinned_at is not None
+    return (not pinned, -(info.pinned_at or 0.0), -info.updated_at, info.id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,7 +237,7 @@ class InMemorySessionStore:
             after = seq
         self._leaves[session_id] = seqs[-1]
         self._sessions[session_id] = SessionInfo(
-            info.id, info.title, info.created_at, now, len(rows)
+            info.id, info.title, info.created_at, now, len(rows), info.pinned_at
         )
         return seqs
 
@@ -284,14 +295,20 @@ class InMemorySessionStore:
         return rows[seq - 1]
 
     async def list_sessions(self) -> list[SessionInfo]:
-        return sorted(self._sessions.values(), key=lambda s: s.updated_at, reverse=True)
+        """Pinned ones first (most recently pinned first), then the rest newest first."""
+        return sorted(self._sessions.values(), key=listing_order)
+
+    async def pin_session(self, session_id: str, pinned: bool) -> None:
+        """Pin a conversation to the top of the list (now), or unpin it."""
+        info = self._sessions.get(session_id)
+        if info is not None:
+            when = increasing_time() if pinned else None
+            self._sessions[session_id] = dataclasses.replace(info, pinned_at=when)
 
     async def rename_session(self, session_id: str, title: str | None) -> None:
         info = self._sessions.get(session_id)
         if info is not None:
-            self._sessions[session_id] = SessionInfo(
-                info.id, title, info.created_at, info.updated_at, info.message_count
-            )
+            self._sessions[session_id] = dataclasses.replace(info, title=title)
 
     async def delete_session(self, session_id: str) -> bool:
         self._messages.pop(session_id, None)

@@ -161,8 +161,8 @@ class SQLiteSessionStore:
     async def get_session(self, session_id: str) -> SessionInfo | None:
         async def op(conn: aiosqlite.Connection) -> SessionInfo | None:
             async with conn.execute(
-                "SELECT id, title, created_at, updated_at, message_count FROM sessions "
-                "WHERE id = ?",
+                "SELECT id, title, created_at, updated_at, message_count, pinned_at "
+                "FROM sessions WHERE id = ?",
                 (session_id,),
             ) as cursor:
                 row = await cursor.fetchone()
@@ -335,12 +335,13 @@ class SQLiteSessionStore:
         return await self.database.read(op)
 
     async def list_sessions(self) -> list[SessionInfo]:
-        """All sessions, most recently updated first."""
+        """All sessions: pinned ones first (most recently pinned first), then the rest most
+        recently updated first (as :func:`~app.storage.base.listing_order`)."""
 
         async def op(conn: aiosqlite.Connection) -> list[SessionInfo]:
             async with conn.execute(
-                "SELECT id, title, created_at, updated_at, message_count FROM sessions "
-                "ORDER BY updated_at DESC, id"
+                "SELECT id, title, created_at, updated_at, message_count, pinned_at "
+                "FROM sessions ORDER BY pinned_at IS NULL, pinned_at DESC, updated_at DESC, id"
             ) as cursor:
                 rows = await cursor.fetchall()
             return [SessionInfo(*row) for row in rows]
@@ -352,6 +353,15 @@ class SQLiteSessionStore:
 
         async def op(conn: aiosqlite.Connection) -> None:
             await conn.execute("UPDATE sessions SET title = ? WHERE id = ?", (title, session_id))
+
+        await self.database.write(op)
+
+    async def pin_session(self, session_id: str, pinned: bool) -> None:
+        """Pin a conversation to the top of the list (now), or unpin it (schema 10)."""
+        when = increasing_time() if pinned else None
+
+        async def op(conn: aiosqlite.Connection) -> None:
+            await conn.execute("UPDATE sessions SET pinned_at = ? WHERE id = ?", (when, session_id))
 
         await self.database.write(op)
 

@@ -17,6 +17,7 @@ from .client import AgentClient
 from .errors import (
     AgentError,
     AgentResumeError,
+    BranchError,
     ContinuumError,
     IncompleteStreamError,
     ProviderAuthError,
@@ -152,6 +153,7 @@ __all__ = [
     "RunStartedEvent",
     "SQLiteSessionExtension",
     "SQLiteSessionStore",
+    "BranchError",
     "SessionBusyError",
     "SessionInfo",
     "SessionStore",

@@ -49,7 +49,7 @@ from collections.abc import (
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from .errors import SessionBusyError, ToolRoundLimitError
+from .errors import BranchError, SessionBusyError, ToolRoundLimitError
 from .events import AgentEvent, ModelStoppedEvent, RunCompletedEvent, RunStartedEvent
 from .hooks import RunContext, call_error_hooks, call_hooks
 from .messages import AssistantMessage, InternalMessage, Message, StopReason, UserMessage
@@ -59,7 +59,7 @@ from .resume import ResumeBlocked, ResumePoint, classify_tail, tail_is_sufficien
 from .retry import RetryPolicy
 from .run_state import RunState
 from .step import NOT_STARTED_TOOL_TEXT, ModelStep
-from .storage.base import InMemorySessionStore, SessionStore
+from .storage.base import InMemorySessionStore, SessionStore, StoredMessage
 from .tool_round import CANCELLED_TOOL_TEXT, DENIED_TOOL_TEXT, ToolApprover, ToolRound
 from .tools import FunctionTool, as_tool
 
@@ -156,6 +156,14 @@ async def read_resume_status(store: SessionStore, session_id: str) -> ResumePoin
         if tail_is_sufficient(tail, complete=len(tail) < n):
             return classify_tail(tail)
         n *= 4  # ends with more tool results than read so far: reach back to their owner
+
+
+@dataclass(frozen=True, slots=True)
+class _Start:
+    """A request's starting branch (oldest first) and which message it is a new version of."""
+
+    records: list[StoredMessage]
+    version_of: int | None
 
 
 def _goal_met(message: AssistantMessage) -> bool:
@@ -282,6 +290,25 @@ class Agent:
             None, goal=None, model=model or self.model, not_started=frozenset(not_started)
         )
 
+    def stream_edit(
+        self, seq: int, text: str, *, goal: str | None = None
+    ) -> AsyncIterator[AgentEvent]:
+        """Send ``text`` as a new version of the user message ``seq``: a new branch from the
+        point before that message, which becomes current. Nothing is deleted: the old
+        version and everything after it stay in the conversation's tree."""
+        if not isinstance(text, str):
+            raise TypeError(f"message text must be a string, got {type(text).__name__}")
+        return self._request(UserMessage(text), goal=goal, model=self.model, version_of=seq)
+
+    def stream_regenerate(
+        self, seq: int, *, model: Model | None = None
+    ) -> AsyncIterator[AgentEvent]:
+        """Answer again the person's message that message ``seq`` answers (``seq`` may be that
+        user message or any message of its answer): a new branch after the user message,
+        which becomes current; the old answer stays as another version. ``model`` may differ
+        ("regenerate with another model")."""
+        return self._request(None, goal=None, model=model or self.model, regenerate=seq)
+
     async def _request(
         self,
         user: UserMessage | None,
@@ -289,6 +316,8 @@ class Agent:
         goal: str | None,
         model: Model,
         not_started: frozenset[str] = frozenset(),
+        version_of: int | None = None,
+        regenerate: int | None = None,
     ) -> AsyncIterator[AgentEvent]:
         release = BUSY_SESSIONS.enter((self.store.lock_key, self.session_id), self.extensions)
         ctx = RunContext(
@@ -300,7 +329,11 @@ class Agent:
         )
         completed = False
         try:
-            state = RunState(self.store, ctx, await self.store.load(self.session_id))
+            start = await self._start(version_of=version_of, regenerate=regenerate)
+            ctx.new_version_of = start.version_of
+            history = [r.message for r in start.records]
+            after = start.records[-1].seq if start.records else None
+            state = RunState(self.store, ctx, history, after=after)
             plan = plan_request(state.messages, user, not_started)
             ctx.resume_kind = plan.resume_kind  # before_run already knows what resume will do
             await call_hooks(self.extensions, "before_run", ctx)
@@ -340,6 +373,33 @@ class Agent:
             raise
         finally:
             release()
+
+    async def _start(self, *, version_of: int | None, regenerate: int | None) -> _Start:
+        """Where the request's branch starts: after the current leaf, or (a new version)
+        after the point before an edited message or after a regenerated answer's question."""
+        store, session = self.store, self.session_id
+        if version_of is None and regenerate is None:
+            return _Start(await store.load_records(session), None)
+        seq = version_of if version_of is not None else regenerate
+        assert seq is not None
+        try:
+            records = await store.load_branch(session, seq)
+        except LookupError as err:
+            raise BranchError(f"{err} Reload it and try again.") from err
+        if version_of is not None:
+            if not isinstance(records[-1].message, UserMessage):
+                raise BranchError(
+                    f"Message {seq} was not written by the person, so it cannot be edited; "
+                    "regenerate the answer instead."
+                )
+            return _Start(records[:-1], seq)
+        for index in range(len(records) - 1, -1, -1):
+            if isinstance(records[index].message, UserMessage):
+                first = records[index + 1].seq if index + 1 < len(records) else None
+                return _Start(records[: index + 1], first)
+        raise BranchError(
+            f"Message {seq} answers no message of the person, so there is nothing to answer again."
+        )
 
     def _tool_round(self, state: RunState) -> ToolRound:
         return ToolRound(state, self._tools, self.approve_tool)

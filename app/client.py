@@ -11,7 +11,7 @@ from .events import AgentEvent
 from .messages import AssistantMessage, Message
 from .model import Model
 from .resume import ResumeBlocked, ResumePoint
-from .storage.base import InMemorySessionStore, SessionInfo, SessionStore
+from .storage.base import InMemorySessionStore, SessionInfo, SessionStore, StoredMessage
 from .tools import FunctionTool
 
 __all__ = ["AgentClient"]
@@ -80,7 +80,21 @@ class AgentClient:
         return await read_resume_status(self.store, session_id)
 
     async def history(self, session_id: str) -> list[Message]:
+        """The current branch's messages, oldest first."""
         return await self.store.load(session_id)
+
+    async def branch(self, session_id: str) -> list[StoredMessage]:
+        """The current branch's records (with their seqs), oldest first."""
+        return await self.store.load_records(session_id)
+
+    async def versions(self, session_id: str) -> list[tuple[int, ...]]:
+        """Each group of messages that are versions of one another (they share a parent)."""
+        return await self.store.versions(session_id)
+
+    async def select_branch(self, session_id: str, seq: int) -> int:
+        """Show the branch through message ``seq`` (down to the newest message under it);
+        returns its leaf. Resume then applies to that branch."""
+        return await self.store.select_branch(session_id, seq)
 
     async def list_sessions(self) -> list[SessionInfo]:
         return await self.store.list_sessions()
@@ -107,6 +121,18 @@ class AgentClient:
         self, session_id: str, *, model: Model | None = None, not_started: Collection[str] = ()
     ) -> AsyncIterator[AgentEvent]:
         return self.agent(session_id).stream_resume(model=model, not_started=not_started)
+
+    def stream_edit(
+        self, session_id: str, seq: int, text: str, *, model: Model | None = None
+    ) -> AsyncIterator[AgentEvent]:
+        """Send ``text`` as a new version of user message ``seq`` (:meth:`Agent.stream_edit`)."""
+        return self.agent(session_id, model=model).stream_edit(seq, text)
+
+    def stream_regenerate(
+        self, session_id: str, seq: int, *, model: Model | None = None
+    ) -> AsyncIterator[AgentEvent]:
+        """Answer again the question message ``seq`` belongs to, as a new version."""
+        return self.agent(session_id).stream_regenerate(seq, model=model)
 
     async def run(
         self, session_id: str, text: str, *, model: Model | None = None, goal: str | None = None

@@ -119,6 +119,11 @@ class AgentResumeError(AgentError):
         return (type(self), (self.reason.value, str(self)))
 
 
+class BranchError(AgentError, ValueError):
+    """A new version was asked of a message that cannot have one (not there, or not the
+    right kind: only a person's message can be edited, only an answer to one regenerated)."""
+
+
 class SessionBusyError(AgentError):
     """The session is already running a request in this process, or (``other_process``)
     another process has claimed it (see :mod:`app.locks`)."""

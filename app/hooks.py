@@ -31,6 +31,9 @@ class RunContext:
     input_message: UserMessage | None
     resume_kind: ResumeKind | None
     goal: str | None = None
+    #: The message this request makes a new version of (an edited user message's seq, or
+    #: the first message of a regenerated answer); ``None`` for a request after the leaf.
+    new_version_of: int | None = None
     _history: Sequence[Message] = field(default=(), repr=False)
 
     def _bind(self, messages: Sequence[Message]) -> None:

@@ -23,10 +23,21 @@ log = logging.getLogger(__name__)
 class RunState:
     """The running request's state; ``ctx`` is what hooks see of it."""
 
-    def __init__(self, store: SessionStore, ctx: RunContext, history: list[Message]) -> None:
+    def __init__(
+        self,
+        store: SessionStore,
+        ctx: RunContext,
+        history: list[Message],
+        *,
+        after: int | None,
+    ) -> None:
         self.store = store
         self.ctx = ctx
         self.messages = history
+        #: The seq of the newest message of this request's branch (``None``: none yet). Each
+        #: save goes after it, so the request's messages stay one chain even if the person
+        #: switches the conversation to another branch while it runs.
+        self.after = after
         ctx._bind(history)
 
     @property
@@ -52,18 +63,25 @@ class RunState:
             # Stop during a commit: the commit completes (it is shielded); keep the in-memory
             # history in step with the database before letting the cancellation through.
             try:
-                await task
+                seqs = await task
             except Exception:
                 log.exception(
                     "saving %d message(s) failed while the request was being stopped", len(messages)
                 )
             else:
+                self.after = seqs[-1]
                 self.messages.extend(messages)
             raise
+        self.after = seqs[-1]
         self.messages.extend(messages)
         return [MessageSavedEvent(m, s) for m, s in zip(messages, seqs, strict=True)]
 
     async def _commit(self, messages: Sequence[Message]) -> list[int]:
         if len(messages) == 1:
-            return [await self.store.append(self.session_id, self.request_id, messages[0])]
-        return await self.store.append_many(self.session_id, self.request_id, messages)
+            seq = await self.store.append(
+                self.session_id, self.request_id, messages[0], parent=self.after
+            )
+            return [seq]
+        return await self.store.append_many(
+            self.session_id, self.request_id, messages, parent=self.after
+        )

@@ -63,16 +63,24 @@ _ASKING_MESSAGE = (
     "SELECT 1 FROM json_each(CASE WHEN json_valid(m.data) THEN m.data ELSE '{}' END, "
     "'$.tool_calls') j WHERE json_extract(j.value, '$.id') = ?) ORDER BY m.seq DESC LIMIT 1"
 )
-# The states of the newest message with recorded states, unless a newer assistant message asks
-# for tools (then none of its calls has a state: no rows). A state's message has tool calls, so
-# only the messages after it need reading.
-_NEWEST_STEP_STATES = """
-    WITH newest(seq) AS (SELECT MAX(asked_seq) FROM tool_states WHERE session_id = :s)
-    SELECT call_id, state FROM tool_states, newest
-    WHERE session_id = :s AND asked_seq = newest.seq AND NOT EXISTS (
-        SELECT 1 FROM messages m WHERE m.session_id = :s AND m.seq > newest.seq
-        AND m.kind = 'assistant' AND json_array_length(
-            CASE WHEN json_valid(m.data) THEN m.data ELSE '{}' END, '$.tool_calls') > 0)
+# The states of the calls of the current branch's newest assistant message with tool calls
+# (the only calls that can be unanswered): up from the leaf through tool results and notes,
+# stopping at that message or at a person's message (which closes every call before it), so it
+# reads only the end of the current turn.
+_ASKS = """m.kind = 'assistant' AND json_array_length(
+    CASE WHEN json_valid(m.data) THEN m.data ELSE '{}' END, '$.tool_calls') > 0"""
+_NEWEST_STEP_STATES = f"""
+    WITH RECURSIVE up(seq, parent, asks, stop) AS (
+        SELECT m.seq, m.parent_seq, {_ASKS}, m.kind = 'user'
+        FROM messages m JOIN sessions s ON s.id = :s
+        WHERE m.session_id = :s AND m.seq = s.leaf_seq
+        UNION ALL
+        SELECT m.seq, m.parent_seq, {_ASKS}, m.kind = 'user'
+        FROM messages m JOIN up ON m.session_id = :s AND m.seq = up.parent
+        WHERE NOT up.asks AND NOT up.stop
+    )
+    SELECT call_id, state FROM tool_states
+    WHERE session_id = :s AND asked_seq = (SELECT seq FROM up WHERE asks)
 """
 
 
@@ -102,7 +110,7 @@ class Dismissal:
     """The person dismissed the Resume bar: for which state of the conversation, and when."""
 
     session_id: str
-    #: The newest message's seq when dismissed, and now (-1: no messages).
+    #: The current branch's newest message when dismissed, and now (-1: no messages).
     last_seq: int
     #: The resume word the bar was shown for (a ``ResumeKind`` or ``BlockedReason`` value).
     point: str
@@ -121,7 +129,7 @@ class Dismissal:
 
 _DISMISSALS = (
     "SELECT d.session_id, d.last_seq, d.point, d.dismissed_at, "
-    "(SELECT COALESCE(MAX(m.seq), -1) FROM messages m WHERE m.session_id = d.session_id) "
+    "(SELECT COALESCE(s.leaf_seq, -1) FROM sessions s WHERE s.id = d.session_id) "
     "FROM resume_dismissals d"
 )
 
@@ -240,8 +248,8 @@ class SessionJournal:
             await ensure_session_row(conn, session_id)
             await conn.execute(
                 "INSERT OR REPLACE INTO resume_dismissals(session_id, last_seq, point, "
-                "dismissed_at) SELECT ?, COALESCE(MAX(seq), -1), ?, ? FROM messages "
-                "WHERE session_id = ?",
+                "dismissed_at) SELECT ?, COALESCE(leaf_seq, -1), ?, ? FROM sessions "
+                "WHERE id = ?",
                 (session_id, point, time.time(), session_id),
             )
 
@@ -303,10 +311,10 @@ class SessionJournal:
         await self._db.transaction(op)
 
     async def tool_states(self, session_id: str) -> dict[str, str]:
-        """``call_id -> state`` of the calls of the conversation's newest assistant message
+        """``call_id -> state`` of the calls of the current branch's newest assistant message
         with tool calls (the only calls that can be unanswered) that went through approval.
 
-        Reads the newest message with recorded states, and only the messages after it."""
+        Reads up from the leaf to that message, or to the person's message before it."""
 
         async def op(conn: aiosqlite.Connection) -> dict[str, str]:
             async with conn.execute(_NEWEST_STEP_STATES, {"s": session_id}) as cursor:

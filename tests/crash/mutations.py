@@ -39,13 +39,16 @@ def _half_text() -> None:
 
     append, append_many = SQLiteSessionStore.append, SQLiteSessionStore.append_many
 
-    async def halved_append(self: Any, session_id: str, request_id: str, message: Message) -> int:
-        return await append(self, session_id, request_id, halve(message))
+    async def halved_append(
+        self: Any, session_id: str, request_id: str, message: Message, **options: Any
+    ) -> int:
+        return await append(self, session_id, request_id, halve(message), **options)
 
     async def halved_append_many(
-        self: Any, session_id: str, request_id: str, messages: Sequence[Message]
+        self: Any, session_id: str, request_id: str, messages: Sequence[Message], **options: Any
     ) -> list[int]:
-        return await append_many(self, session_id, request_id, [halve(m) for m in messages])
+        halved = [halve(m) for m in messages]
+        return await append_many(self, session_id, request_id, halved, **options)
 
     SQLiteSessionStore.append = halved_append  # type: ignore[method-assign]
     SQLiteSessionStore.append_many = halved_append_many  # type: ignore[method-assign]

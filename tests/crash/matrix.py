@@ -77,6 +77,7 @@ from tests.crash.matrix_checks import (
     check_draft,
     check_effects,
     check_info,
+    check_linear_tree,
     check_new_effects,
     check_resumed,
     check_rows,
@@ -460,6 +461,7 @@ class TrialCheck:
         state = raw_state(db)
         if state["integrity"] != "ok":
             self.fail(f"integrity_check after {after}: {state['integrity']}")
+        check_linear_tree(state, lambda message: self.fail(f"after {after}: {message}"))
         sid = self.procs[0].session
         rows = state["rows"].get(sid, []) if sid else []
         counts: collections.Counter[str] = collections.Counter()

@@ -91,6 +91,17 @@ def raw_state(db: Path) -> dict[str, Any]:
                 "ORDER BY session_id, seq"
             ):
                 state["rows"][session_id].append((seq, kind, json.loads(data), request_id))
+        # The tree (schema 7): each message's parent, and each conversation's leaf.
+        state["parents"] = {}
+        state["leaves"] = {}
+        if "messages" in tables and _has_column(conn, "messages", "parent_seq"):
+            state["parents"] = {
+                (sid, seq): parent
+                for sid, seq, parent in conn.execute(
+                    "SELECT session_id, seq, parent_seq FROM messages"
+                )
+            }
+            state["leaves"] = dict(conn.execute("SELECT id, leaf_seq FROM sessions"))
         state["markers"] = (
             {r[0] for r in conn.execute("SELECT session_id FROM running_requests")}
             if "running_requests" in tables
@@ -99,6 +110,25 @@ def raw_state(db: Path) -> dict[str, Any]:
         return state
     finally:
         conn.close()
+
+
+def _has_column(conn: sqlite3.Connection, table: str, column: str) -> bool:
+    return any(r[1] == column for r in conn.execute(f"PRAGMA table_info({table})"))
+
+
+def check_linear_tree(state: dict[str, Any], fail: Callable[[str], None]) -> None:
+    """In a database with the tree (schema 7), a conversation that never branched is one
+    chain: each message follows the one before, and the leaf is the newest message."""
+    if not state["leaves"] and not state["parents"]:
+        return
+    for sid, rows in state["rows"].items():
+        seqs = [r[0] for r in rows]
+        parents = [state["parents"].get((sid, seq)) for seq in seqs]
+        if parents != [None, *seqs[:-1]]:
+            pairs = list(zip(seqs, parents, strict=True))[:8]
+            fail(f"session {sid}: the parent chain is broken: {pairs}")
+        if seqs and state["leaves"].get(sid) != seqs[-1]:
+            fail(f"session {sid}: leaf {state['leaves'].get(sid)} but newest is {seqs[-1]}")
 
 
 def expected_status(rows: Sequence[Row]) -> str:

@@ -11,6 +11,9 @@ models a real bug the matrix once missed:
 ``drop_started``       the journal never records ``started`` for an approved tool
                        (:meth:`app.storage.journal.SessionJournal.set_tool_state` drops it), so
                        a tool killed while running still reads "awaiting approval"
+``lost_parent``        tool results are saved as new first messages instead of after the
+                       message that asked (:meth:`app.run_state.RunState._commit` forgets its
+                       ``after``), so the conversation's chain breaks
 ``rerun_unanswered``   resume treats every unanswered call as never started, so it runs them
                        again (:meth:`app.services.AppServices.not_started_calls`)
 =====================  =====================================================================
@@ -79,7 +82,22 @@ def _rerun_unanswered() -> None:
     AppServices.not_started_calls = every_unanswered_call  # type: ignore[method-assign]
 
 
+def _lost_parent() -> None:
+    from app.messages import Message, ToolMessage
+    from app.run_state import RunState
+
+    commit = RunState._commit
+
+    async def forgetting(self: Any, messages: Sequence[Message]) -> list[int]:
+        if any(isinstance(m, ToolMessage) for m in messages):
+            self.after = None
+        return await commit(self, messages)
+
+    RunState._commit = forgetting  # type: ignore[method-assign]
+
+
 MUTATIONS: dict[str, Callable[[], None]] = {
+    "lost_parent": _lost_parent,
     "half_text": _half_text,
     "drop_started": _drop_started,
     "rerun_unanswered": _rerun_unanswered,

@@ -56,6 +56,7 @@ MUTATION_EVIDENCE = {
     "half_text": lambda o: o.changed > 0,
     "drop_started": lambda o: any("awaiting approval (never started)" in v for v in o.violations),
     "rerun_unanswered": lambda o: o.double_runs > 0,
+    "lost_parent": lambda o: any("parent chain is broken" in v for v in o.violations),
 }
 
 

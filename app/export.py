@@ -1,15 +1,19 @@
 """Export a conversation as Markdown (to read or share) or JSON (to keep or move).
 
-The JSON form holds every message in the core's stable message schema, with its sequence number
-and time, so it can be imported back without loss. Neither form contains settings or keys.
+Markdown is the branch on screen. The JSON form (version 2) is the whole tree: every message of
+every branch in the core's stable message schema with its sequence number, parent, request id
+and time, the current leaf, the title, and the attachments the messages refer to (base64, once
+each), so :mod:`app.importing` reads it back without loss. Version 1 (one branch, no parents)
+is still read there. Neither form contains settings or keys.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
 
 from .messages import (
     AssistantMessage,
@@ -22,9 +26,11 @@ from .messages import (
 )
 from .storage.base import SessionInfo, StoredMessage
 
-__all__ = ["EXPORT_FORMAT", "export_json", "export_markdown"]
+__all__ = ["EXPORT_FORMAT", "EXPORT_VERSION", "export_json", "export_markdown", "fence"]
 
 EXPORT_FORMAT = "continuum-conversation"
+#: 1: one branch, oldest first; 2: the whole tree (``parent_seq``, ``leaf``, attachments).
+EXPORT_VERSION = 2
 
 _STOP_NOTES = {
     StopReason.INTERRUPTED: "the response was cut off here",
@@ -35,7 +41,7 @@ _STOP_NOTES = {
 }
 
 
-def _fence(text: str, info: str = "") -> str:
+def fence(text: str, info: str = "") -> str:
     """A code fence longer than any backtick run inside ``text``."""
     longest = run = 0
     for char in text:
@@ -45,16 +51,27 @@ def _fence(text: str, info: str = "") -> str:
     return f"{ticks}{info}\n{text}\n{ticks}"
 
 
-def export_markdown(info: SessionInfo | None, records: Sequence[StoredMessage]) -> str:
+def export_markdown(
+    info: SessionInfo | None, records: Sequence[StoredMessage], *, other_versions: int = 0
+) -> str:
+    """The branch ``records`` (oldest first) as Markdown; ``other_versions``: how many messages
+    of the conversation are versions not on this branch (counted, not shown)."""
     title = (info.title if info and info.title else None) or "Conversation"
     lines = [f"# {title}", ""]
     if info is not None:
         created = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.created_at))
         lines += [f"*Exported from Continuum — started {created}, {len(records)} messages.*", ""]
+    if other_versions:
+        versions = "version" if other_versions == 1 else "versions"
+        lines += [
+            f"*This is the branch shown in Continuum; the conversation has {other_versions} "
+            f"more {versions} of messages, all in the JSON export.*",
+            "",
+        ]
     for record in records:
         message = record.message
         if isinstance(message, UserMessage):
-            lines += ["## You", "", message.content, ""]
+            lines += ["## You", "", *_user_lines(message.content)]
         elif isinstance(message, InternalMessage):
             lines += [f"> *Note to the model: {message.content}*", ""]
         elif isinstance(message, AssistantMessage):
@@ -67,7 +84,7 @@ def export_markdown(info: SessionInfo | None, records: Sequence[StoredMessage]) 
                 lines += [
                     f"**Tool call** `{call.name}` (`{call.id}`)",
                     "",
-                    _fence(arguments, "json"),
+                    fence(arguments, "json"),
                     "",
                 ]
             stop = effective_stop_reason(message)
@@ -79,13 +96,39 @@ def export_markdown(info: SessionInfo | None, records: Sequence[StoredMessage]) 
             lines += [
                 f"**Tool {state}** `{message.name}` (`{message.tool_call_id}`)",
                 "",
-                _fence(message.content),
+                fence(message.content),
                 "",
             ]
     return "\n".join(lines).rstrip() + "\n"
 
 
-def export_json(info: SessionInfo | None, records: Sequence[StoredMessage]) -> str:
+def _user_lines(content: Any) -> list[str]:
+    """A person's message: its text, and each attachment (``app.parts``) named — an image by
+    its name, a file with its text in a fence."""
+    if isinstance(content, str):
+        return [content, ""]
+    lines: list[str] = []
+    for part in content:
+        name = getattr(part, "name", "") or "attachment"
+        if not hasattr(part, "digest"):  # text
+            lines += [part.text, ""]
+        elif hasattr(part, "text"):  # a file the model read
+            lines += [f"**File** `{name}`", "", fence(part.text), ""]
+        else:
+            lines += [f"*[Image: {name} ({part.media_type}), in the JSON export]*", ""]
+    return lines
+
+
+def export_json(
+    info: SessionInfo | None,
+    records: Sequence[StoredMessage],
+    *,
+    leaf: int | None | Literal["last"] = "last",
+    attachments: Mapping[str, tuple[str, bytes]] | None = None,
+) -> str:
+    """Version 2: ``records`` is the whole tree (``StoredMessage.parent_seq`` set), ``leaf``
+    the current branch's newest message (by default the last record), ``attachments`` the
+    blobs the messages refer to, by digest: ``(media_type, bytes)``."""
     session: dict[str, Any] | None = None
     if info is not None:
         session = {
@@ -94,14 +137,18 @@ def export_json(info: SessionInfo | None, records: Sequence[StoredMessage]) -> s
             "created_at": info.created_at,
             "updated_at": info.updated_at,
         }
-    document = {
+    if leaf == "last":
+        leaf = records[-1].seq if records else None
+    document: dict[str, Any] = {
         "format": EXPORT_FORMAT,
-        "v": 1,
+        "v": EXPORT_VERSION,
         "exported_at": time.time(),
         "session": session,
+        "leaf": leaf,
         "messages": [
             {
                 "seq": r.seq,
+                "parent_seq": r.parent_seq,
                 "created_at": r.created_at,
                 "request_id": r.request_id,
                 "message": message_to_dict(r.message),
@@ -109,4 +156,13 @@ def export_json(info: SessionInfo | None, records: Sequence[StoredMessage]) -> s
             for r in records
         ],
     }
+    if attachments:
+        document["attachments"] = {
+            digest: {
+                "media_type": media_type,
+                "size": len(data),
+                "data": base64.b64encode(data).decode("ascii"),
+            }
+            for digest, (media_type, data) in sorted(attachments.items())
+        }
     return json.dumps(document, indent=2, ensure_ascii=True)

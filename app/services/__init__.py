@@ -50,6 +50,8 @@ from . import recovery as _recovery
 from .approval import ApprovalDecision, Approvals, UIApprover
 from .connection import Check, ConnectionReport, test_connection
 from .failures import close_logged, describe_failure, is_expected, log_location
+from .importing import ImportFormatError, ImportReport
+from .importing import import_file as _import_file
 from .mcp import McpServers
 from .models import Models, NoModel, simulator_settings
 from .recovery import DATABASE_FILE, ResumeInfo
@@ -73,6 +75,8 @@ __all__ = [
     "BlockedReason",
     "Check",
     "ConnectionReport",
+    "ImportFormatError",
+    "ImportReport",
     "LocalServer",
     "McpServerConfig",
     "NoKeyringError",
@@ -402,9 +406,21 @@ class AppServices:
     # --- export -------------------------------------------------------------------------------
 
     async def export_markdown(self, session_id: str) -> str:
-        info = await self.storage.storage.get_session(session_id)
-        return _export.export_markdown(info, await self.storage.storage.load_records(session_id))
+        """The branch on screen as Markdown (the other versions are counted, not shown)."""
+        store = self.storage.storage
+        info = await store.get_session(session_id)
+        others = sum(len(group) - 1 for group in await store.versions(session_id))
+        records = await store.load_records(session_id)
+        return _export.export_markdown(info, records, other_versions=others)
 
     async def export_json(self, session_id: str) -> str:
-        info = await self.storage.storage.get_session(session_id)
-        return _export.export_json(info, await self.storage.storage.load_records(session_id))
+        """The whole tree as JSON (version 2, see :mod:`app.export`)."""
+        store = self.storage.storage
+        info = await store.get_session(session_id)
+        tree = await store.tree(session_id)
+        return _export.export_json(info, tree, leaf=await store.leaf(session_id))
+
+    async def import_file(self, path: Path) -> ImportReport:
+        """Import the conversations of a Continuum export or ChatGPT's conversations.json (see
+        :mod:`.importing`); :class:`ImportFormatError` when the file cannot be imported."""
+        return await _import_file(self.storage.storage, Path(path))

@@ -249,6 +249,57 @@ class SQLiteSessionStore:
 
         return await self.database.transaction(op)
 
+    async def import_tree(
+        self,
+        session_id: str,
+        title: str | None,
+        times: tuple[float, float],
+        rows: Sequence[tuple[int | None, str, Message, float]],
+        leaf: int | None,
+    ) -> None:
+        """Save a whole conversation tree as a new session, in one transaction (all or none).
+
+        ``rows`` are ``(parent, request_id, message, created_at)`` in the order to save: row
+        ``i`` gets seq ``i + 1`` and its parent is an earlier row's seq (``None``: a first
+        message); ``leaf`` is the current branch's newest message, ``times`` the session's
+        ``(created_at, updated_at)``. Every message keeps its own time. A session
+        ``session_id`` that exists already, or a parent or leaf out of range, is a
+        :class:`ValueError` (nothing saved).
+        """
+        for seq, (parent, *_rest) in enumerate(rows, start=1):
+            if parent is not None and not 1 <= parent < seq:
+                raise ValueError(f"message {seq}'s parent {parent} is not an earlier message")
+        if leaf is not None and not 1 <= leaf <= len(rows):
+            raise ValueError(f"the leaf {leaf} is not one of the {len(rows)} messages")
+        title = storable_text(title) if title is not None else None
+
+        async def op(conn: aiosqlite.Connection) -> None:
+            if await scalar(conn, "SELECT COUNT(*) FROM sessions WHERE id = ?", (session_id,)):
+                raise ValueError(f"a conversation {session_id!r} exists already")
+            await conn.execute(
+                "INSERT INTO sessions(id, title, created_at, updated_at) VALUES (?, ?, ?, ?)",
+                (session_id, title, times[0], times[0]),
+            )
+            await conn.executemany(
+                "INSERT INTO messages(session_id, seq, parent_seq, request_id, kind, data, "
+                "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (session_id, seq, up, rid, _kind(m), message_to_json(m), at)
+                    for seq, (up, rid, m, at) in enumerate(rows, start=1)
+                ],
+            )
+            await save_attachments(conn, [m for _up, _rid, m, _at in rows])
+            for seq, (_up, _rid, m, _at) in enumerate(rows, start=1):
+                index_text = repaired_index_text(m)
+                if index_text is not None:
+                    await set_index_text(conn, session_id, seq, index_text)
+            await conn.execute(
+                "UPDATE sessions SET leaf_seq = ?, updated_at = ? WHERE id = ?",
+                (leaf, times[1], session_id),
+            )
+
+        await self.database.transaction(op)
+
     async def load(self, session_id: str) -> list[Message]:
         return [r.message for r in await self.load_records(session_id)]
 

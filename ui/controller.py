@@ -16,25 +16,12 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from app import (
-    AgentEvent,
-    FunctionTool,
-    MessageSavedEvent,
-    ModelStoppedEvent,
-    ReasoningDeltaEvent,
-    ResumeKind,
-    RetryEvent,
-    RunCompletedEvent,
-    RunStartedEvent,
-    TextDeltaEvent,
-    ToolCall,
-    ToolCallEvent,
-    ToolResultEvent,
-)
+from app import AgentEvent, FunctionTool, ToolCall, UserMessage
 from app.services import ApprovalDecision, AppServices, ResumeInfo, is_expected, log_location
 
 from .resume_text import bar_shows
 from .transcript.model import ToolState, TranscriptModel
+from .transcript_events import apply_event
 
 __all__ = ["ConversationController"]
 
@@ -76,6 +63,7 @@ class ConversationController(QObject):
     sessionsChanged = Signal()
     statusMessage = Signal(str)
     runFinished = Signal()
+    branchShown = Signal()  # the transcript shows a (re)loaded branch
     # (ToolCall, asyncio.Future[ApprovalDecision]): ask the person; the window's approval
     # card resolves the future. Cancelling the request cancels the future.
     approvalRequested = Signal(object, object)
@@ -96,6 +84,7 @@ class ConversationController(QObject):
         #: message names it, as for a conversation created by its first message.
         self.name_on_first_send: str | None = None
         self._shutting_down = False
+        self._reload_after = False  # the request adds a version: show the branch again after
         services.approver = self._approve
 
     # --- state -----------------------------------------------------------------------------
@@ -182,10 +171,10 @@ class ConversationController(QObject):
             self.resumeInfoChanged.emit(None)
             self.sessionChanged.emit(None)
             return
-        history = await self.services.history(session_id)
+        view = await self.services.branch(session_id)
         if self.session_id != session_id:
             return  # another conversation was opened meanwhile
-        self.model.load_history(history)
+        self.model.load_branch(view.records, view.versions)
         self.read_only = not self.services.try_lock_session(session_id)
         self.sessionChanged.emit(session_id)
         await self.refresh_resume(show_draft=True)
@@ -267,6 +256,79 @@ class ConversationController(QObject):
         self._start(switch_then_resume())
         return True
 
+    # --- versions: edit, regenerate, switch (new branches; nothing is erased) ---------------
+
+    def edit(self, seq: int, text: str) -> bool:
+        """Send ``text`` as a new version of the person's message ``seq``."""
+        if self.busy or self.session_id is None or not text.strip():
+            return False
+        if self.read_only:
+            self.noticeChanged.emit(LOCKED_ELSEWHERE)
+            return False
+
+        async def run() -> None:
+            session_id = self.session_id
+            assert session_id is not None
+            # Show the branch as it will be: up to the edited message's parent, then the text.
+            view = await self.services.branch_until(session_id, seq, keep=False)
+            self.model.load_branch(view.records, view.versions)
+            self.model.add_user(text)
+            await self._consume(lambda sid: self.services.stream_edit(sid, seq, text))
+
+        self._reload_after = True
+        self._start(run())
+        return True
+
+    def regenerate(self, seq: int, model_name: str | None = None) -> bool:
+        """Answer again the question message ``seq`` belongs to (``model_name``: with another
+        model, which then stays chosen, as in the model picker)."""
+        if self.busy or self.session_id is None:
+            return False
+        if self.read_only:
+            self.noticeChanged.emit(LOCKED_ELSEWHERE)
+            return False
+
+        async def run() -> None:
+            session_id = self.session_id
+            assert session_id is not None
+            if model_name:
+                await self.set_model(model_name)
+            view = await self.services.branch_until(session_id, seq)
+            records = view.records
+            while records and not isinstance(records[-1].message, UserMessage):
+                records = records[:-1]  # the answer goes; its question stays
+            self.model.load_branch(records, view.versions)
+            await self._consume(lambda sid: self.services.stream_regenerate(sid, seq))
+
+        self._reload_after = True
+        self._start(run())
+        return True
+
+    async def select_version(self, seq: int) -> None:
+        """Show the version (the branch) through message ``seq``."""
+        session_id = self.session_id
+        if session_id is None:
+            return
+        if self.busy:
+            self.statusMessage.emit(
+                "Wait for the answer to finish (or stop it) to switch versions."
+            )
+            return
+        await self.services.select_branch(session_id, seq)
+        await self.reload_branch()
+        await self.refresh_resume()
+        self.sessionsChanged.emit()
+
+    async def reload_branch(self) -> None:
+        """Show the conversation's current branch again (after a version was added or chosen)."""
+        session_id = self.session_id
+        if session_id is None:
+            return
+        view = await self.services.branch(session_id)
+        if session_id == self.session_id and not self.busy:
+            self.model.load_branch(view.records, view.versions)
+            self.branchShown.emit()
+
     def stop(self) -> bool:
         """Cancel the running request (exactly the task this controller started)."""
         if not self.busy:
@@ -312,10 +374,21 @@ class ConversationController(QObject):
         self.spawn(self._after_run())
 
     async def _after_run(self) -> None:
+        if self._reload_after:  # a new version: its arrows (and the saved rows) are shown
+            self._reload_after = False
+            await self.reload_branch()
         await self._settle_tool_cards()
         await self.refresh_resume()
         self.sessionsChanged.emit()
         self.runFinished.emit()
+        if self.session_id is not None and not self.read_only:
+            self.spawn(self._title_after_answer(self.session_id))
+
+    async def _title_after_answer(self, session_id: str) -> None:
+        """The model's short title after a first answer (never in the history: see
+        ``app.services.titles``); the sidebar follows when it was renamed."""
+        if await self.services.title_after_answer(session_id):
+            self.sessionsChanged.emit()
 
     async def _settle_tool_cards(self) -> None:
         """After Stop or a failure during tools: show how each still-"running" card ended.
@@ -352,32 +425,7 @@ class ConversationController(QObject):
             log.info("request ended with %s", type(err).__name__)
 
     def _apply(self, event: AgentEvent) -> None:
-        model = self.model
-        if isinstance(event, TextDeltaEvent):
-            model.append_delta(event.text)
-        elif isinstance(event, ReasoningDeltaEvent):
-            model.append_reasoning(event.text)  # shown collapsed: "Thinking…"
-        elif isinstance(event, ToolCallEvent):
-            model.tool_called(event.call)
-        elif isinstance(event, ToolResultEvent):
-            model.tool_result(event.message)
-        elif isinstance(event, MessageSavedEvent):
-            model.message_saved(event.message)
-        elif isinstance(event, ModelStoppedEvent):
-            model.finish_streaming(stop_reason=event.stop_reason)
-        elif isinstance(event, RetryEvent):
-            # Tenths: a 0.2 s Retry-After must not read "trying again in 0 s".
-            delay = f"{event.delay:.1f}".removesuffix(".0")
-            self.statusMessage.emit(
-                f"{event.error} — trying again in {delay} s (attempt {event.attempt})"
-            )
-        elif isinstance(event, RunStartedEvent):
-            if event.resume_kind is ResumeKind.CONTINUE_RESPONSE:
-                model.continue_joined()
-        elif isinstance(event, RunCompletedEvent):
-            # The interrupted text was kept on screen until the request it belonged to was
-            # answered; the answer has now replaced it (the stored draft is cleared likewise).
-            model.remove_drafts()
+        apply_event(self.model, event, self.statusMessage.emit)
 
     async def shutdown(self) -> None:
         """Cancel the running request and helpers (bounded), for closing the window."""

@@ -32,12 +32,14 @@ from .appearance import Appearance
 from .approval import ApprovalCard
 from .commands import EDIT_OPERATIONS, WindowCommands, edit_focused, show_about, show_shortcuts
 from .composer import Composer
+from .context_meter import ContextMeter
 from .controller import ConversationController
 from .flows import STOP_FIRST, ExportFlow, ExportFormat, ModelFlow, WorkspaceFlow
 from .header import HeaderBar
 from .resume_bar import ResumeBar
 from .sidebar import Sidebar
 from .transcript import TranscriptModel, TranscriptView
+from .versions_flow import EditStrip, VersionFlow
 from .welcome import EmptyConversationHint, WelcomePanel
 from .window_layout import lay_out, set_tab_order
 from .window_place import WindowPlace, window_title
@@ -82,6 +84,9 @@ class MainWindow(QMainWindow):
         self.resume_bar = ResumeBar()
         self.approval_card = ApprovalCard()
         self.composer = Composer()
+        self.edit_strip = EditStrip()  # over the composer while a sent message is edited
+        self.context_meter = ContextMeter()  # how full the context is, over the composer
+        self.context_meter.follow(services, self.controller)
         self.welcome = WelcomePanel()
         self.header = HeaderBar()
         self.model_picker = self.header.model_picker
@@ -112,6 +117,7 @@ class MainWindow(QMainWindow):
             welcome=self.welcome,
             focus_composer=self.composer.edit.setFocus,
         )
+        self.versions = VersionFlow(self)  # Edit, Regenerate, the version arrows
         self.place = WindowPlace(self, services.data_dir)
         self.open_url: Callable[[QUrl], bool] = QDesktopServices.openUrl  # tests record it
         self.commands = WindowCommands(self)
@@ -134,6 +140,7 @@ class MainWindow(QMainWindow):
                 "newAction": self.new_conversation,
                 "exportMarkdownAction": lambda: self.exports.ask(ExportFormat.MARKDOWN),
                 "exportJsonAction": lambda: self.exports.ask(ExportFormat.JSON),
+                "importAction": self.commands.import_conversations,
                 "settingsAction": self.models.open_settings,
                 "quitAction": self.close,
                 "findAction": self.focus_search,
@@ -141,6 +148,8 @@ class MainWindow(QMainWindow):
                 "stopAction": c.stop,
                 "resumeAction": self.commands.resume,
                 "dismissAction": self.commands.dismiss,
+                "editLastAction": lambda: self.versions.edit_last(),
+                "regenerateAction": lambda: self.versions.regenerate_last(),
                 "sidebarAction": lambda: self.show_sidebar(self.sidebar_action.isChecked()),
                 "zoomInAction": lambda: self.place.zoom(+1),
                 "zoomOutAction": lambda: self.place.zoom(-1),
@@ -348,6 +357,8 @@ class MainWindow(QMainWindow):
     def _send(self, text: str) -> None:
         if self.stack.currentWidget() is self.welcome:
             self.statusBar().showMessage("Choose a model first (or Try it offline).", 5000)
+            return
+        if self.versions.send(text):  # an edit: sent as a new version of the message
             return
         if self.controller.send(text):
             self.composer.clear_text()

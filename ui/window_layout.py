@@ -1,5 +1,5 @@
 """How the main window's widgets are arranged: sidebar | (header, Resume bar, conversation or
-welcome, approval card, composer), and the order Tab walks them in."""
+welcome, approval card, context meter, composer), and the order Tab walks them in."""
 
 from __future__ import annotations
 
@@ -38,6 +38,8 @@ def lay_out(window: MainWindow) -> QSplitter:
     column.addLayout(_in_column(window.resume_bar))
     column.addWidget(window.stack, 1)
     column.addLayout(_in_column(window.approval_card))
+    column.addLayout(_in_column(window.context_meter))
+    column.addLayout(_in_column(window.edit_strip))
     column.addLayout(_in_column(window.composer))
     splitter = QSplitter()
     splitter.addWidget(window.sidebar)

@@ -29,6 +29,7 @@ from typing import Any
 from .. import export as _export
 from ..agent import Agent, AgentRunConfig, ToolApprover
 from ..client import AgentClient
+from ..context_limits import ContextLimit, ContextLimits, context_used
 from ..discovery import LocalServer, discover_local_servers
 from ..errors import SettingsSaveError, StorageCorruptError
 from ..events import AgentEvent
@@ -45,9 +46,11 @@ from ..storage.reserve import RESERVE_FILE, DiskReserve
 from ..storage.sqlite import SearchHit, SQLiteSessionExtension
 from ..tools import MAY_STILL_COMPLETE, FunctionTool
 from ..tools.mcp import McpServerConfig, McpToolSource
+from . import branches as _branches
 from . import models as _models
 from . import recovery as _recovery
 from .approval import ApprovalDecision, Approvals, UIApprover
+from .branches import BranchView
 from .connection import Check, ConnectionReport, test_connection
 from .failures import close_logged, describe_failure, is_expected, log_location
 from .importing import ImportFormatError, ImportReport
@@ -56,6 +59,7 @@ from .mcp import McpServers
 from .models import Models, NoModel, simulator_settings
 from .recovery import DATABASE_FILE, ResumeInfo
 from .requests import RequestJournaling, SessionLockedError, folder_tools, merge_tools, relay
+from .titles import Titles, simulated
 
 __all__ = [
     "DATABASE_FILE",
@@ -73,8 +77,10 @@ __all__ = [
     "MAY_STILL_COMPLETE",
     "RETRY_TEXT",
     "BlockedReason",
+    "BranchView",
     "Check",
     "ConnectionReport",
+    "ContextLimit",
     "ImportFormatError",
     "ImportReport",
     "LocalServer",
@@ -111,6 +117,10 @@ class AppServices:
         self._approvals = Approvals(self.journal)
         self._mcp = McpServers()
         self._models = Models(model_factory)
+        #: Model-made titles after a first answer (never saved in the history: .titles).
+        self.titles = Titles(self.storage.storage, lambda: self.client.model, lambda: self.settings)
+        #: Context windows found so far, per (base URL, model) (app.context_limits).
+        self.context_limits = ContextLimits()
         #: Shows a person-facing message (the window sets it to its status bar).
         self.notify: Callable[[str], None] | None = None
 
@@ -297,6 +307,24 @@ class AppServices:
         """Pin the conversation to the top of the sidebar (``False``: unpin it)."""
         await self.storage.storage.pin_session(session_id, pinned)
 
+    async def title_after_answer(self, session_id: str) -> bool:
+        """After an answer: ask the model for the conversation's title if it has none of the
+        person's (see :mod:`.titles`); whether it was renamed. Failures are only logged."""
+        return await self.titles.after_answer(session_id)
+
+    async def context_limit(self) -> ContextLimit | None:
+        """The context window of the model in use (``None``: unknown; the simulator has none).
+        Asks a local server once per model (cached), in a few seconds at most."""
+        settings = self.settings
+        if not settings.configured or simulated(settings):
+            return None
+        return await self.context_limits.limit(settings.base_url, settings.model)
+
+    async def context_used(self, session_id: str) -> int | None:
+        """The newest answer's input + output tokens on the current branch, as the provider
+        reported them (``None``: not reported)."""
+        return context_used(await self.storage.storage.tail(session_id, 64))
+
     async def delete_session(self, session_id: str) -> bool:
         if session_id in self._running or self.locks.is_locked_elsewhere(session_id):
             raise SessionLockedError()
@@ -304,6 +332,26 @@ class AppServices:
 
     async def history(self, session_id: str) -> list[Message]:
         return await self.client.history(session_id)
+
+    # --- branches -------------------------------------------------------------------------
+
+    async def branch(self, session_id: str) -> BranchView:
+        """The current branch (records with seqs) and the versions it can switch between."""
+        return await _branches.read_branch(self.client, session_id)
+
+    async def branch_until(self, session_id: str, seq: int, *, keep: bool = True) -> BranchView:
+        """The branch down to message ``seq`` (or the one before it: ``keep=False``)."""
+        return await _branches.read_until(self.client, session_id, seq, keep=keep)
+
+    async def versions(self, session_id: str) -> list[tuple[int, ...]]:
+        return await self.client.versions(session_id)
+
+    async def select_branch(self, session_id: str, seq: int) -> int:
+        """Show the version through message ``seq``; refused while the conversation answers
+        (here or in another window). Returns the branch's newest message."""
+        if session_id in self._running or self.locks.is_locked_elsewhere(session_id):
+            raise SessionLockedError()
+        return await self.client.select_branch(session_id, seq)
 
     async def search(self, query: str, *, limit: int = 50) -> list[SearchHit]:
         return await self.storage.storage.search(query, limit=limit)
@@ -373,6 +421,26 @@ class AppServices:
             not_started = await self.not_started_calls(session_id)
             agent = await self._agent(session_id)
             return agent.stream_resume(model=model, not_started=not_started)
+
+        return self._requests.tracked(session_id, lambda: relay(open_stream))
+
+    def stream_edit(self, session_id: str, seq: int, text: str) -> AsyncIterator[AgentEvent]:
+        """Send ``text`` as a new version of the person's message ``seq`` (a new branch;
+        the old version stays)."""
+
+        async def open_stream() -> AsyncIterator[AgentEvent]:
+            return (await self._agent(session_id)).stream_edit(seq, text)
+
+        return self._requests.tracked(session_id, lambda: relay(open_stream))
+
+    def stream_regenerate(
+        self, session_id: str, seq: int, *, model: Model | None = None
+    ) -> AsyncIterator[AgentEvent]:
+        """Answer again the question message ``seq`` belongs to (a new version; the old answer
+        stays); ``model``: another model than the conversation's."""
+
+        async def open_stream() -> AsyncIterator[AgentEvent]:
+            return (await self._agent(session_id)).stream_regenerate(seq, model=model)
 
         return self._requests.tracked(session_id, lambda: relay(open_stream))
 

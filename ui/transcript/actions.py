@@ -1,11 +1,13 @@
 """A message's action bar: its buttons, when it shows, the pointer over it, and running them.
 
 Under the person's messages and the answers, a strip (reserved by :mod:`.layout`, so hovering
-never reflows) holds :data:`.layout.ROW_ACTIONS` — only Copy for now; Edit, Regenerate and
-branch arrows join that table later. The bar is drawn while the pointer is over the row, while
-the row is current with keyboard focus, and always under the latest answer; never while the
-row streams. A button that ran says so for :data:`COPIED_MS` ("✓ Copied"), repainting only
-its row.
+never reflows) holds the row's buttons (:func:`.layout.row_actions`): the version arrows
+``‹ 2 / 3 ›`` when the message has versions, Edit under the person's saved messages, Copy, and
+Regenerate under saved answers. The bar is drawn while the pointer is over the row, while the
+row is current with keyboard focus, and always under the latest answer; the version arrows are
+drawn always; nothing while the row streams. A button that ran says so for :data:`COPIED_MS`
+("✓ Copied"), repainting only its row. Edit, Regenerate and the arrows are asked of the window
+by signals (the conversation's controller runs them).
 """
 
 from __future__ import annotations
@@ -39,7 +41,8 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QAbstractItemView, QStyleOptionViewItem
 
 from ..theme import SPACE, TYPE_SCALE, Tokens
-from .layout import ROW_ACTIONS, RowAction, RowGeometry, action_rects
+from .branching import version_label, version_step
+from .layout import VERSION_ACTIONS, RowAction, RowGeometry, action_rects, row_actions
 from .markdown import COPY_LABEL
 from .model import ItemKind, Roles, TranscriptItem, TranscriptModel
 from .rows import copy_text
@@ -104,10 +107,35 @@ def keeps_actions(kind: ItemKind, later: list[ItemKind]) -> bool:
 
 
 def _paint_icon(painter: QPainter, icon: str, box: QRectF, colour: QColor) -> None:
-    """A small line icon in ``box``: "copy" (two sheets) or "check"."""
+    """A small line icon in ``box``: "copy" (two sheets), "check", "edit" (a pencil),
+    "regenerate" (a circling arrow), "previous"/"next" (chevrons)."""
     painter.setPen(QPen(colour, 1.2))
     painter.setBrush(Qt.BrushStyle.NoBrush)
     w, h = box.width(), box.height()
+    if icon in ("previous", "next"):
+        tip, rear = (0.3, 0.65) if icon == "previous" else (0.7, 0.35)
+        path = QPainterPath(QPointF(box.left() + rear * w, box.top() + 0.15 * h))
+        path.lineTo(box.left() + tip * w, box.top() + 0.5 * h)
+        path.lineTo(box.left() + rear * w, box.top() + 0.85 * h)
+        painter.drawPath(path)
+        return
+    if icon == "edit":
+        path = QPainterPath(QPointF(box.left() + 0.1 * w, box.bottom() - 0.1 * h))
+        path.lineTo(box.left() + 0.15 * w, box.bottom() - 0.35 * h)
+        path.lineTo(box.right() - 0.3 * w, box.top() + 0.1 * h)
+        path.lineTo(box.right() - 0.1 * w, box.top() + 0.3 * h)
+        path.lineTo(box.left() + 0.35 * w, box.bottom() - 0.15 * h)
+        path.closeSubpath()
+        painter.drawPath(path)
+        return
+    if icon == "regenerate":
+        ring = box.adjusted(0.1 * w, 0.1 * h, -0.1 * w, -0.1 * h)
+        painter.drawArc(ring, 40 * 16, 280 * 16)
+        head = QPainterPath(QPointF(box.right() - 0.05 * w, box.top() + 0.1 * h))
+        head.lineTo(box.right() - 0.12 * w, box.top() + 0.38 * h)
+        head.lineTo(box.right() - 0.4 * w, box.top() + 0.3 * h)
+        painter.drawPath(head)
+        return
     if icon == "check":
         path = QPainterPath(QPointF(box.left() + 0.1 * w, box.top() + 0.55 * h))
         path.lineTo(box.left() + 0.4 * w, box.top() + 0.85 * h)
@@ -128,6 +156,12 @@ class RowActions(QObject):
     """The action bars of one transcript view (owned by its delegate)."""
 
     messageCopied = Signal(str)
+    #: (seq, text): the person wants to edit their saved message ``seq``.
+    editRequested = Signal(int, str)
+    #: seq: answer again the question the saved message ``seq`` belongs to.
+    regenerateRequested = Signal(int)
+    #: seq: show the version (the branch through message ``seq``).
+    versionRequested = Signal(int)
 
     def __init__(self, delegate: TranscriptDelegate) -> None:
         super().__init__(delegate)
@@ -140,6 +174,8 @@ class RowActions(QObject):
         self.done_timer.setSingleShot(True)
         self.done_timer.setInterval(COPIED_MS)
         self.done_timer.timeout.connect(self._done_over)
+        #: Whether Edit and Regenerate are offered (not while the conversation is read-only).
+        self.can_branch = True
         view = self._view()
         if view is not None:
             view.viewport().installEventFilter(self)
@@ -153,29 +189,52 @@ class RowActions(QObject):
             return "check", action.done
         return action.icon, action.label
 
+    def actions_for(self, item: TranscriptItem) -> tuple[RowAction, ...]:
+        """The row's buttons in reading order (see :func:`.layout.row_actions`)."""
+        return row_actions(
+            item.kind, item.seq is not None, version_label(item), can_branch=self.can_branch
+        )
+
     def buttons(
         self, item: TranscriptItem, geometry: RowGeometry, font: QFont
     ) -> tuple[tuple[RowAction, QRectF, str, str], ...]:
-        """The row's buttons: (action, rect, icon, words); none while it streams."""
+        """The row's buttons, left to right: (action, rect, icon, words); none while it
+        streams."""
         if geometry.actions is None or item.streaming:
             return ()
         metrics = QFontMetricsF(small_font(font))
-        faces = [self._face(item, action) for action in ROW_ACTIONS]
+        actions = self.actions_for(item)
+        faces = [self._face(item, action) for action in actions]
         widths = [
-            metrics.horizontalAdvance(words) + ICON + SPACE[0] + 2 * BUTTON_PAD
-            for _icon, words in faces
+            metrics.horizontalAdvance(words)
+            + (ICON if icon else 0)
+            + (SPACE[0] if icon and words else 0)
+            + 2 * BUTTON_PAD
+            for icon, words in faces
         ]
-        rects = action_rects(geometry, widths, outdent=BUTTON_PAD)
+        # Laid from the bar's side: a bubble's bar from its right edge, leftwards.
+        order = list(range(len(actions)))
+        if geometry.actions_right:
+            order.reverse()
+        placed = action_rects(geometry, [widths[i] for i in order], outdent=BUTTON_PAD)
+        rects = dict(zip(order, placed, strict=True))
         return tuple(
-            (action, rect, icon, words)
-            for action, rect, (icon, words) in zip(ROW_ACTIONS, rects, faces, strict=True)
+            (action, rects[i], icon, words)
+            for i, (action, (icon, words)) in enumerate(zip(actions, faces, strict=True))
         )
 
     def at(self, item: TranscriptItem, geometry: RowGeometry, font: QFont, pos: QPointF) -> str:
         """The name of the button under ``pos`` (view coordinates); "": none."""
         for action, rect, *_face in self.buttons(item, geometry, font):
-            if rect.contains(pos):
+            if rect.contains(pos) and action.name:
                 return action.name
+        return ""
+
+    def tip_at(self, item: TranscriptItem, geometry: RowGeometry, font: QFont, pos: QPointF) -> str:
+        """The tooltip of the button under ``pos`` ("": none)."""
+        for action, rect, *_face in self.buttons(item, geometry, font):
+            if rect.contains(pos):
+                return action.tip
         return ""
 
     # --- painting --------------------------------------------------------------------------
@@ -183,7 +242,16 @@ class RowActions(QObject):
     def shown(
         self, item: TranscriptItem, index: QModelIndex | QPersistentModelIndex, focused: bool
     ) -> bool:
-        """Whether the row's bar is drawn (hovered, focused, or the latest answer)."""
+        """Whether the row's bar is drawn (hovered, focused, or the latest answer); a row with
+        versions always draws at least its arrows (:meth:`paint` knows which)."""
+        if item.versions or self.full(item, index, focused):
+            return True
+        return False
+
+    def full(
+        self, item: TranscriptItem, index: QModelIndex | QPersistentModelIndex, focused: bool
+    ) -> bool:
+        """Whether the whole bar is drawn, not only the version arrows."""
         if focused or (self.hover is not None and self.hover[0] == item.uid):
             return True
         model = index.model()
@@ -203,19 +271,25 @@ class RowActions(QObject):
         geometry: RowGeometry,
         font: QFont,
         tokens: Tokens,
+        *,
+        full: bool = True,
     ) -> None:
         painter.setFont(small_font(font))
         lit = self.hover[2] if self.hover is not None and self.hover[0] == item.uid else ""
         for action, rect, icon, words in self.buttons(item, geometry, font):
-            if action.name == lit:
+            if not full and action.name not in VERSION_ACTIONS:
+                continue
+            if action.name and action.name == lit:
                 painter.setPen(Qt.PenStyle.NoPen)
                 painter.setBrush(tokens.color("user_bubble"))
                 painter.drawRoundedRect(rect, 6, 6)
-            colour = tokens.color("text" if action.name == lit else "muted")
+            colour = tokens.color("text" if action.name and action.name == lit else "muted")
             box = QRectF(rect.left() + BUTTON_PAD, rect.center().y() - ICON / 2, ICON, ICON)
-            _paint_icon(painter, icon, box, colour)
+            if icon:
+                _paint_icon(painter, icon, box, colour)
             painter.setPen(colour)
-            text = rect.adjusted(BUTTON_PAD + ICON + SPACE[0], 0, -BUTTON_PAD, 0)
+            indent = BUTTON_PAD + (ICON + SPACE[0] if icon else 0)
+            text = rect.adjusted(indent, 0, -BUTTON_PAD, 0)
             align = Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft
             painter.drawText(text, align, words)
 
@@ -270,7 +344,20 @@ class RowActions(QObject):
         self, item: TranscriptItem, index: QModelIndex | QPersistentModelIndex, name: str
     ) -> None:
         """Run the action ``name`` on ``item`` (unknown names, or other rows: nothing)."""
-        if name != "copy" or item.kind not in (ItemKind.USER, ItemKind.ASSISTANT):
+        if item.kind not in (ItemKind.USER, ItemKind.ASSISTANT):
+            return
+        if name in ("previous", "next"):
+            seq = version_step(item, -1 if name == "previous" else 1)
+            if seq is not None:
+                self.versionRequested.emit(seq)
+            return
+        if name == "edit" and item.seq is not None and item.kind is ItemKind.USER:
+            self.editRequested.emit(item.seq, item.text)
+            return
+        if name == "regenerate" and item.seq is not None and item.kind is ItemKind.ASSISTANT:
+            self.regenerateRequested.emit(item.seq)
+            return
+        if name != "copy":
             return
         # What "Copy message" copies: an answer's Markdown source (with its reasoning only
         # while that is shown), the person's text as typed.

@@ -30,6 +30,7 @@ from PySide6.QtGui import (
     QFont,
     QFontMetricsF,
     QGuiApplication,
+    QHelpEvent,
     QMouseEvent,
     QPainter,
     QPalette,
@@ -43,10 +44,12 @@ from PySide6.QtWidgets import (
     QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
+    QToolTip,
     QWidget,
 )
 
 from ..theme import Tokens, tokens_for
+from ..token_text import answer_tokens
 from .actions import ACTION_SCHEME, RowActions
 from .layout import (
     RowGeometry,
@@ -293,7 +296,8 @@ class TranscriptDelegate(QStyledItemDelegate):
             painter.restore()
         hovered = bool(option.state & QStyle.StateFlag.State_MouseOver)
         if self.actions.shown(item, index, focused or hovered):
-            self.actions.paint(painter, item, geometry, option.font, tokens)
+            full = self.actions.full(item, index, focused or hovered)
+            self.actions.paint(painter, item, geometry, option.font, tokens, full=full)
         painter.restore()
 
     @staticmethod
@@ -345,6 +349,34 @@ class TranscriptDelegate(QStyledItemDelegate):
         number, local = hit
         anchor = docs[number].documentLayout().anchorAt(local)
         return (anchor, number) if anchor else None
+
+    def footer_tooltip_at(
+        self, item: TranscriptItem, option: QStyleOptionViewItem, pos: QPoint
+    ) -> str:
+        """Over an answer's footer: its tokens in and out ("": no footer or no usage there)."""
+        if item.usage is None:
+            return ""
+        render = self.render_for(item, self.width_for(item, option), option)
+        docs = render.docs()
+        hit = doc_at(row_geometry(item, docs, option.rect), float(pos.x()), float(pos.y()))
+        if hit is None or render.footer is None or docs[hit[0]] is not render.footer:
+            return ""
+        return answer_tokens(item.usage.input_tokens, item.usage.output_tokens).tooltip
+
+    def helpEvent(
+        self,
+        event: QHelpEvent,
+        view: QAbstractItemView,
+        option: QStyleOptionViewItem,
+        index: QModelIndex | QPersistentModelIndex,
+    ) -> bool:
+        item = self._item(index)
+        if event is not None and item is not None and event.type() == QEvent.Type.ToolTip:
+            text = self.footer_tooltip_at(item, option, event.pos())
+            if text:
+                QToolTip.showText(event.globalPos(), text, view.viewport())
+                return True
+        return super().helpEvent(event, view, option, index)
 
     def editorEvent(
         self,

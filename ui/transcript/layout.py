@@ -73,15 +73,42 @@ _BOXES = {
 
 @dataclass(frozen=True, slots=True)
 class RowAction:
-    """One button of a message's action bar (Edit, Regenerate, branch arrows come later)."""
+    """One button of a message's action bar."""
 
-    name: str  # activated as the anchor ``continuum-action:<name>``
-    icon: str  # a small drawn icon (the delegate knows "copy" and "check")
+    name: str  # activated as the anchor ``continuum-action:<name>`` ("": inert words)
+    icon: str  # a small drawn icon ("": words only); see :mod:`.actions`
     label: str
     done: str = ""  # shown for a moment after it ran ("" : never), with a check
+    tip: str = ""  # the tooltip (and the accessible description)
 
 
-ROW_ACTIONS: tuple[RowAction, ...] = (RowAction("copy", "copy", "Copy", "Copied"),)
+COPY = RowAction("copy", "copy", "Copy", "Copied", "Copy the message")
+EDIT = RowAction("edit", "edit", "Edit", tip="Edit: send a new version (the old one is kept)")
+REGENERATE = RowAction(
+    "regenerate", "regenerate", "Regenerate", tip="Answer again (this answer is kept)"
+)
+PREVIOUS = RowAction("previous", "previous", "", tip="Previous version")
+NEXT = RowAction("next", "next", "", tip="Next version")
+#: Every button a bar can hold (the person's message: Copy, Edit; an answer: Copy, Regenerate).
+ROW_ACTIONS: tuple[RowAction, ...] = (COPY, EDIT, REGENERATE, PREVIOUS, NEXT)
+#: Buttons that stay shown while the rest of the bar is hidden (the version arrows).
+VERSION_ACTIONS = frozenset({"previous", "next", ""})
+
+
+def row_actions(
+    kind: ItemKind, saved: bool, versions: str, *, can_branch: bool = True
+) -> tuple[RowAction, ...]:
+    """The row's buttons in reading order, left to right: the version arrows around
+    ``versions`` ("2 / 3"; "" for one version), then Edit (the person's) or Copy and
+    Regenerate (answers). Only a saved message can get a new version; ``can_branch`` is
+    false while the conversation is read-only here."""
+    arrows: tuple[RowAction, ...] = ()
+    if versions:
+        arrows = (PREVIOUS, RowAction("", "", versions, tip="Versions"), NEXT)
+    branch = saved and can_branch
+    if kind is ItemKind.USER:
+        return (*arrows, *((EDIT,) if branch else ()), COPY)
+    return (*arrows, COPY, *((REGENERATE,) if branch else ()))
 
 
 def column(row_left: float, row_width: float) -> tuple[float, float]:

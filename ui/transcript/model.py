@@ -23,9 +23,10 @@ from PySide6.QtCore import (
     QTimer,
 )
 
-from app import Message, ToolCall, ToolMessage
+from app import Message, StoredMessage, ToolCall, ToolMessage
 
 from ..plain import plain_tooltip
+from .branching import place_versions, rows_from_branch
 from .rows import (
     ItemKind,
     RowChange,
@@ -187,8 +188,24 @@ class TranscriptModel(QAbstractListModel):
 
     def load_history(self, messages: Iterable[Message]) -> None:
         """Replace the rows with a saved conversation (one reset, not one insert per row)."""
+        self._load(rows_from_history(messages))
+
+    def load_branch(
+        self, records: Iterable[StoredMessage], versions: Iterable[tuple[int, ...]] = ()
+    ) -> None:
+        """Replace the rows with a conversation's branch, each row knowing its message's seq
+        and the versions it can switch to."""
+        self._load(rows_from_branch(records, versions))
+
+    def show_versions(self, versions: Iterable[tuple[int, ...]]) -> None:
+        """Update the rows' version arrows (after a request added a version)."""
+        for item in place_versions(self._rows.items, versions):
+            row = self._rows.row_of(item)
+            if row >= 0:
+                self.dataChanged.emit(self.index(row, 0), self.index(row, 0))
+
+    def _load(self, rows: Rows) -> None:
         self.clear()
-        rows = rows_from_history(messages)
         if not rows.items:
             self._rows = rows
             return
@@ -266,10 +283,10 @@ class TranscriptModel(QAbstractListModel):
         self._apply(self._rows.finish_streaming(stop_reason=stop_reason, unsaved=unsaved))
         return item
 
-    def message_saved(self, message: Message) -> None:
-        """A message became durable: settle the rows that show it."""
+    def message_saved(self, message: Message, seq: int | None = None) -> None:
+        """A message became durable (as ``seq``): settle the rows that show it."""
         self.flush()
-        self._apply(self._rows.message_saved(message))
+        self._apply(self._rows.message_saved(message, seq))
 
     def tool_called(self, call: ToolCall) -> None:
         self.flush()

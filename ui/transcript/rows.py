@@ -35,6 +35,7 @@ from app import (
     StopReason,
     ToolCall,
     ToolMessage,
+    Usage,
     UserMessage,
 )
 from app.services import CONTINUE_TEXT, MAY_STILL_COMPLETE, RETRY_TEXT, ToolOutcome
@@ -129,6 +130,14 @@ class TranscriptItem:
     detail: str = ""
     # Drafts: the previous attempt of the answer streaming below (collapsed, dimmed).
     superseded: bool = False
+    # Answers: the tokens the provider reported for the step (``None``: none reported).
+    usage: Usage | None = None
+    # The person's messages and answers: the saved message's seq (``None``: not saved yet).
+    seq: int | None = None
+    # The versions this row switches between (seqs of messages sharing a parent, oldest
+    # first) and which of them is shown (``version_seq``); empty: a single version.
+    versions: tuple[int, ...] = ()
+    version_seq: int | None = None
     uid: int = field(default_factory=lambda: next(_ids))
     version: int = 0  # bumped on every change: renders are cached per (uid, version)
 
@@ -363,6 +372,7 @@ class Rows:
             ItemKind.ASSISTANT, message.content, stop_reason=shown_stop_reason(message.stop_reason)
         )
         item.set_reasoning(message.reasoning)
+        item.usage = message.usage
         item.joined, self.join_next = self.join_next, False
         return item
 
@@ -476,25 +486,35 @@ class Rows:
         item.touch()
         return change
 
-    def message_saved(self, message: Message) -> RowChange:
-        """A message became durable: settle the rows that show it."""
-        if isinstance(message, UserMessage | ToolMessage):
-            return RowChange()  # shown when sent; cards are updated from the tool result
+    def message_saved(self, message: Message, seq: int | None = None) -> RowChange:
+        """A message became durable (as ``seq``): settle the rows that show it."""
+        if isinstance(message, UserMessage):
+            for row in reversed(self.items):  # shown when sent: it learns its seq now
+                if row.kind is ItemKind.USER:
+                    if row.seq is None:
+                        row.seq = seq
+                    break
+            return RowChange()
+        if isinstance(message, ToolMessage):
+            return RowChange()  # cards are updated from the tool result
         if isinstance(message, InternalMessage):
             return self.finish_streaming().then(RowChange(insert=self.rows_for(message)))
         change = RowChange()
         item, self.streaming = self.streaming, None
         if item is not None:
             item.streaming = False
+            item.seq = seq
             item.text = message.content  # the saved text is the truth
             item.set_reasoning(message.reasoning)
             item.stop_reason = shown_stop_reason(message.stop_reason)
+            item.usage = message.usage
             item.touch()
             change.changed.append(item)
             if not message.content and not message.reasoning:
                 change.then(self.remove(item))
         elif message.content or message.reasoning:
             change.insert.append(self._assistant_item(message))
+            change.insert[-1].seq = seq
         for call in message.tool_calls:
             change.then(self.tool_called(call))
         return change

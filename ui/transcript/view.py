@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QEvent, QModelIndex, Qt, QUrl
+from PySide6.QtCore import QEvent, QModelIndex, Qt, QUrl, Signal
 from PySide6.QtGui import (
     QContextMenuEvent,
     QDesktopServices,
@@ -35,6 +35,9 @@ __all__ = ["TranscriptView"]
 
 class TranscriptView(QListView):
     """The conversation's list view: follows the stream unless the person scrolled up."""
+
+    #: (QMenu, TranscriptItem): a row's right-click menu is about to show; add to it.
+    rowMenu = Signal(object, object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -290,6 +293,8 @@ class TranscriptView(QListView):
             return
         menu = self.selecting.context_menu(event.pos())
         if menu is not None:
+            index = self.indexAt(event.pos())
+            self.rowMenu.emit(menu, index.data(Roles.ITEM))
             menu.exec(event.globalPos())
             menu.deleteLater()
 

@@ -1,0 +1,164 @@
+"""Edit, Regenerate and the version arrows in the real window against the simulator: the old
+version is kept and reachable, the arrows say where you are, reopening returns to the branch
+you chose, and Esc gives the composer back what it held."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QStyleOptionViewItem
+
+from app.simulator import Reply
+from tests.ui.helpers import close_window, open_window, until, window_on_simulator
+from ui.transcript.branching import version_label
+from ui.transcript.model import ItemKind, TranscriptItem
+from ui.versions_flow import last_of
+
+
+def rows(window: Any) -> list[tuple[str, str]]:
+    return [
+        (item.kind.value, item.text)
+        for item in window.transcript_model.items()
+        if item.kind in (ItemKind.USER, ItemKind.ASSISTANT)
+    ]
+
+
+def row_of(window: Any, kind: ItemKind, text: str) -> int:
+    for row, item in enumerate(window.transcript_model.items()):
+        if item.kind is kind and item.text == text:
+            return row
+    raise AssertionError(f"no {kind.value} row {text!r} in {rows(window)}")
+
+
+def buttons(window: Any, row: int) -> dict[str, Any]:
+    view = window.transcript
+    index = view.model().index(row, 0)
+    view.scrollTo(index)
+    item = view.model().item(row)
+    option = QStyleOptionViewItem()
+    option.font, option.palette = view.font(), view.palette()
+    option.rect = view.visualRect(index)
+    geometry = view.delegate.geometry(item, option)
+    found = view.delegate.actions.buttons(item, geometry, view.font())
+    return {action.name or words: rect for action, rect, _icon, words in found}
+
+
+def click(window: Any, row: int, name: str) -> None:
+    rect = buttons(window, row)[name]
+    viewport = window.transcript.viewport()
+    point = rect.center().toPoint()
+    QTest.mouseMove(viewport, point)
+    QTest.mouseClick(viewport, Qt.MouseButton.LeftButton, pos=point)
+
+
+async def answered(window: Any, text: str) -> None:
+    await until(
+        lambda: not window.controller.busy and ("assistant", text) in rows(window),
+        15,
+        f"the answer {text!r}",
+    )
+
+
+async def send(window: Any, text: str) -> None:
+    window.composer.edit.setPlainText(text)
+    window.composer.send_button.click()
+
+
+def item_at(window: Any, row: int) -> TranscriptItem:
+    item = window.transcript_model.item(row)
+    assert isinstance(item, TranscriptItem)
+    return item
+
+
+def test_edit_makes_a_new_version_and_the_arrows_switch_back(run: Any, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with window_on_simulator(tmp_path / "data") as (sim, window):
+            sim.enqueue(Reply(text="Paris."))
+            await send(window, "Capital of France?")
+            await answered(window, "Paris.")
+            user = row_of(window, ItemKind.USER, "Capital of France?")
+            assert "edit" in buttons(window, user)  # saved: it can get a new version
+            window.composer.edit.setPlainText("half-typed draft")
+            click(window, user, "edit")
+            assert window.edit_strip.isVisible()
+            assert window.composer.edit.toPlainText() == "Capital of France?"
+            sim.enqueue(Reply(text="Rome."))
+            window.composer.edit.setPlainText("Capital of Italy?")
+            QTest.keyClick(window.composer.edit, Qt.Key.Key_Return)
+            await answered(window, "Rome.")
+            await until(lambda: not window.edit_strip.isVisible(), 5, "the strip to go")
+            assert rows(window) == [("user", "Capital of Italy?"), ("assistant", "Rome.")]
+            # The draft the person had before editing is back in the composer.
+            assert window.composer.edit.toPlainText() == "half-typed draft"
+            # The model saw only the new branch.
+            sent = sim.requests[-1].json()["messages"]
+            assert [m["content"] for m in sent if m["role"] != "system"] == ["Capital of Italy?"]
+            user = row_of(window, ItemKind.USER, "Capital of Italy?")
+            await until(lambda: version_label(item_at(window, user)) == "2 / 2", 5, "arrows")
+            assert {"previous", "next", "2 / 2"} <= set(buttons(window, user))
+            click(window, user, "previous")
+            await until(
+                lambda: rows(window) == [("user", "Capital of France?"), ("assistant", "Paris.")],
+                5,
+                "the first version",
+            )
+            user = row_of(window, ItemKind.USER, "Capital of France?")
+            assert version_label(item_at(window, user)) == "1 / 2"
+
+    run(scenario(), timeout=60)
+
+
+def test_regenerate_keeps_the_old_answer_and_reopening_returns_to_the_chosen_one(
+    run: Any, tmp_path: Path
+) -> None:
+    data = tmp_path / "data"
+
+    async def scenario() -> None:
+        async with window_on_simulator(data) as (sim, window):
+            sim.enqueue(Reply(text="First take."))
+            await send(window, "Tell me a joke")
+            await answered(window, "First take.")
+            sim.enqueue(Reply(text="Second take."))
+            click(window, row_of(window, ItemKind.ASSISTANT, "First take."), "regenerate")
+            await answered(window, "Second take.")
+            assert rows(window) == [("user", "Tell me a joke"), ("assistant", "Second take.")]
+            answer = row_of(window, ItemKind.ASSISTANT, "Second take.")
+            await until(lambda: version_label(item_at(window, answer)) == "2 / 2", 5, "arrows")
+            click(window, answer, "previous")
+            await until(lambda: ("assistant", "First take.") in rows(window), 5, "take one")
+            session = window.controller.session_id
+            base_url = sim.openai_base_url
+            await close_window(window)
+            again = await open_window(data, base_url)
+            try:
+                await again.controller.open_session(session)
+                assert rows(again) == [("user", "Tell me a joke"), ("assistant", "First take.")]
+                answer = row_of(again, ItemKind.ASSISTANT, "First take.")
+                assert version_label(item_at(again, answer)) == "1 / 2"
+            finally:
+                await close_window(again)
+
+    run(scenario(), timeout=60)
+
+
+def test_escape_cancels_an_edit_and_restores_the_composer(run: Any, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with window_on_simulator(tmp_path / "data") as (sim, window):
+            sim.enqueue(Reply(text="Hi!"))
+            await send(window, "Hello")
+            await answered(window, "Hi!")
+            window.composer.edit.setPlainText("my draft")
+            window.versions.edit_last()  # Conversation → Edit last message
+            assert window.composer.edit.toPlainText() == "Hello"
+            QTest.keyClick(window.composer.edit, Qt.Key.Key_Escape)
+            assert not window.edit_strip.isVisible()
+            assert window.composer.edit.toPlainText() == "my draft"
+            assert rows(window) == [("user", "Hello"), ("assistant", "Hi!")]
+            # Nothing was sent or saved.
+            assert len(await window.services.client.store.tree(window.controller.session_id)) == 2
+            assert last_of(window.transcript_model.items(), ItemKind.USER) is not None
+
+    run(scenario(), timeout=60)

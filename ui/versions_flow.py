@@ -1,0 +1,184 @@
+"""Edit, Regenerate and the version arrows in the window: the person's side of branches.
+
+Edit puts the message's text in the composer with a strip above it ("Editing your message");
+Enter sends it as a new version (the old one and everything after it stay, reachable with the
+arrows), Esc or Cancel gives the composer back what it held before. Regenerate answers the
+question again (also "with another model" from a row's menu). The arrows ``‹ 2 / 3 ›`` switch
+the branch shown. The conversation's controller runs each of them; while an answer runs or the
+conversation is read-only here, none is offered.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QTextCursor
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QMenu, QPushButton, QWidget
+
+from .theme import SPACE
+from .transcript.model import ItemKind, TranscriptItem
+
+if TYPE_CHECKING:
+    from .window import MainWindow
+
+__all__ = ["EDIT_STRIP_TEXT", "EditStrip", "VersionFlow", "last_of"]
+
+EDIT_STRIP_TEXT = "Editing your message — Enter sends it as a new version; the old one is kept."
+
+
+class EditStrip(QFrame):
+    """The strip over the composer while a sent message is being edited."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("editStrip")
+        self.setAccessibleName("Editing a sent message")
+        self.label = QLabel(EDIT_STRIP_TEXT)
+        self.label.setObjectName("editStripLabel")
+        self.label.setWordWrap(True)
+        self.cancel = QPushButton("Cancel")
+        self.cancel.setObjectName("cancelEditButton")
+        self.cancel.setAccessibleName("Cancel editing")
+        self.cancel.setToolTip("Stop editing and keep the message as it was (Esc)")
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(SPACE[2], SPACE[0], SPACE[1], SPACE[0])
+        layout.addWidget(self.label, 1)
+        layout.addWidget(self.cancel, 0, Qt.AlignmentFlag.AlignVCenter)
+        self.hide()
+
+
+def last_of(items: list[TranscriptItem], kind: ItemKind) -> TranscriptItem | None:
+    """The newest saved row of ``kind`` (what "Edit last message" / "Regenerate" act on)."""
+    for item in reversed(items):
+        if item.kind is kind and item.seq is not None:
+            return item
+    return None
+
+
+class VersionFlow(QObject):
+    """Edit, Regenerate and the version arrows of one window (see the module docstring)."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.strip = window.edit_strip
+        #: The seq of the message being edited (``None``: not editing).
+        self.editing: int | None = None
+        self._stash = ""  # what the composer held before the edit began
+        actions = window.transcript.delegate.actions
+        actions.editRequested.connect(self.begin_edit)
+        actions.regenerateRequested.connect(lambda seq: self.regenerate(seq))
+        actions.versionRequested.connect(self.show_version)
+        window.transcript.rowMenu.connect(self._add_to_menu)
+        window.composer.stopRequested.connect(self._escape)
+        self.strip.cancel.clicked.connect(self.cancel)
+        controller = window.controller
+        controller.busyChanged.connect(lambda _busy: self._offer())
+        controller.sessionChanged.connect(self._session_changed)
+        controller.branchShown.connect(window.transcript.follow)
+
+    # --- editing ---------------------------------------------------------------------------
+
+    def begin_edit(self, seq: int, text: str) -> None:
+        """Put message ``seq``'s text in the composer to send as a new version."""
+        controller = self.window.controller
+        if controller.busy or controller.read_only:
+            self.window.statusBar().showMessage(
+                "Wait for the answer to finish (or stop it) to edit a message.", 6000
+            )
+            return
+        edit = self.window.composer.edit
+        if self.editing is None:
+            self._stash = edit.toPlainText()
+        self.editing = seq
+        edit.setPlainText(text)
+        edit.moveCursor(QTextCursor.MoveOperation.End)
+        self.strip.show()
+        edit.setFocus()
+
+    def cancel(self) -> None:
+        """Stop editing; the composer gets back what it held before."""
+        if self.editing is None:
+            return
+        self.editing = None
+        self.strip.hide()
+        self.window.composer.edit.setPlainText(self._stash)
+        self._stash = ""
+        self.window.composer.edit.setFocus()
+
+    def send(self, text: str) -> bool:
+        """Send ``text`` as the edit, when editing; ``False`` when not editing (a plain send)."""
+        seq = self.editing
+        if seq is None:
+            return False
+        if self.window.controller.edit(seq, text):
+            self.editing = None
+            self.strip.hide()
+            self.window.composer.edit.setPlainText(self._stash)
+            self._stash = ""
+            self.window.transcript.follow()
+        return True
+
+    def edit_last(self) -> None:
+        item = last_of(self.window.transcript_model.items(), ItemKind.USER)
+        if item is not None and item.seq is not None:
+            self.begin_edit(item.seq, item.text)
+
+    def _escape(self) -> None:
+        if self.editing is not None and not self.window.controller.busy:
+            self.cancel()
+
+    # --- answers and versions --------------------------------------------------------------
+
+    def regenerate(self, seq: int, model_name: str | None = None) -> None:
+        if self.window.controller.regenerate(seq, model_name):
+            self.window.transcript.follow()
+
+    def regenerate_last(self) -> None:
+        item = last_of(self.window.transcript_model.items(), ItemKind.ASSISTANT)
+        if item is not None and item.seq is not None:
+            self.regenerate(item.seq)
+
+    def show_version(self, seq: int) -> None:
+        controller = self.window.controller
+        controller.spawn(controller.select_version(seq))
+
+    def _add_to_menu(self, menu: QMenu, item: TranscriptItem) -> None:
+        """A row's right-click menu gains Edit, or Regenerate and Regenerate with ▸ models."""
+        controller = self.window.controller
+        if item.seq is None or controller.busy or controller.read_only:
+            return
+        seq = item.seq
+        menu.addSeparator()
+        if item.kind is ItemKind.USER:
+            edit = menu.addAction("Edit…")
+            edit.setObjectName("editMessage")
+            edit.triggered.connect(lambda: self.begin_edit(seq, item.text))
+            return
+        if item.kind is not ItemKind.ASSISTANT:
+            return
+        again = menu.addAction("Regenerate")
+        again.setObjectName("regenerateMessage")
+        again.triggered.connect(lambda: self.regenerate(seq))
+        models = [m for m in self.window.services.settings.recent_models if m]
+        if models:
+            other = menu.addMenu("Regenerate with")
+            other.setObjectName("regenerateWithMenu")
+            for name in models[:10]:
+                action = other.addAction(name)
+                action.triggered.connect(lambda _=False, n=name: self.regenerate(seq, n))
+
+    def _offer(self) -> None:
+        """Edit and Regenerate are offered only when they can run."""
+        controller = self.window.controller
+        actions = self.window.transcript.delegate.actions
+        can = not controller.read_only
+        if actions.can_branch != can:
+            actions.can_branch = can
+            self.window.transcript.viewport().update()
+
+    def _session_changed(self, _session_id: object) -> None:
+        if self.editing is not None:
+            self.cancel()
+        self._offer()

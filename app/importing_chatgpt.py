@@ -16,6 +16,7 @@ are separate files of the export): a note says where one was.
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -32,6 +33,8 @@ from .importing import (
 from .messages import AssistantMessage, Message, Reasoning, StopReason, UserMessage
 
 __all__ = ["IMAGE_NOTE", "Piece", "node_piece", "parse_chatgpt"]
+
+log = logging.getLogger(__name__)
 
 #: Where an image was (its bytes are not in conversations.json).
 IMAGE_NOTE: Final = "[Image — not included in conversations.json]"
@@ -151,6 +154,10 @@ def parse_chatgpt(
             conversation = conversation_from(item)
         except ImportFormatError as err:
             problems.append(ConversationProblem(name, str(err)))
+            continue
+        except Exception:  # a shape not foreseen: this one is named, the others still read
+            log.exception("ChatGPT conversation %d could not be read", number)
+            problems.append(ConversationProblem(name, "it could not be read (see the log)"))
             continue
         if not conversation.messages:
             problems.append(ConversationProblem(name, "it has no messages to import"))

@@ -1,10 +1,13 @@
-"""What the Edit, View → Zoom and Help menus do.
+"""What the Edit, View → Zoom and Help menus and File → Import do.
 
 Edit's actions act on the focused widget (the composer, the search field, the transcript, a
 dialog's field): :func:`edit_focused` calls the widget's own ``undo``/``copy``/… slot, so each
 behaves as its own keys do. Zooming scales the transcript's and the composer's fonts in
 :data:`ui.window_state.ZOOM_STEPS`. Help shows the keyboard shortcuts (from the menu table plus
-the keys that live outside the menus), About, and opens the data and log folders.
+the keys that live outside the menus), About, and opens the data and log folders. File →
+Import asks for a file (:func:`choose_import_file`, replaceable for tests), imports it through
+``AppServices.import_file``, refreshes the sidebar, opens the first imported conversation and
+says in a message box what was imported and what was not (:func:`import_report_box`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from PySide6.QtWidgets import (
     QApplication,
     QDialog,
     QDialogButtonBox,
+    QFileDialog,
     QHeaderView,
     QMessageBox,
     QTableWidget,
@@ -30,6 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from app import __version__
+from app.services import ImportFormatError, ImportReport
 
 from .actions import shortcut_rows
 
@@ -41,7 +46,9 @@ __all__ = [
     "WindowCommands",
     "OTHER_SHORTCUTS",
     "about_text",
+    "choose_import_file",
     "edit_focused",
+    "import_report_box",
     "open_folder",
     "scaled_font",
     "show_about",
@@ -181,11 +188,48 @@ def open_folder(
     return False
 
 
+def choose_import_file(parent: QWidget) -> Path | None:
+    """File → Import's question: which file (``None``: the person cancelled)."""
+    path, _ = QFileDialog.getOpenFileName(
+        parent,
+        "Import conversations",
+        "",
+        "Conversations (*.json);;All files (*)",
+    )
+    return Path(path) if path else None
+
+
+def import_report_box(
+    parent: QWidget, report: ImportReport | None, problem: str = ""
+) -> QMessageBox:
+    """What an import did (non-modal): the summary, and why anything was not imported; with no
+    ``report``, why the file could not be imported (``problem``)."""
+    box = QMessageBox(parent)
+    box.setObjectName("importReportBox")
+    box.setWindowTitle("Import conversations")
+    box.setTextFormat(Qt.TextFormat.PlainText)
+    if report is None:
+        box.setIcon(QMessageBox.Icon.Warning)
+        box.setText("Nothing was imported.")
+        box.setInformativeText(problem)
+    else:
+        box.setIcon(QMessageBox.Icon.Information if report.imported else QMessageBox.Icon.Warning)
+        box.setText(report.summary)
+        box.setInformativeText(report.details)
+    box.setStandardButtons(QMessageBox.StandardButton.Close)
+    box.show()
+    return box
+
+
 class WindowCommands:
     """The Conversation and Help menu entries that need the window's widgets."""
 
     def __init__(self, window: MainWindow) -> None:
         self.window = window
+        #: File → Import asks this for the file (tests give their own).
+        self.choose_import: Callable[[QWidget], Path | None] = choose_import_file
+        #: The last import's message box (tests read it).
+        self.import_box: QMessageBox | None = None
 
     def _say(self, text: str) -> None:
         self.window.statusBar().showMessage(text, 8000)
@@ -209,3 +253,24 @@ class WindowCommands:
 
     def open_folder(self, path: Path) -> None:
         open_folder(path, self.window.open_url, say=self._say)
+
+    def import_conversations(self) -> None:
+        """File → Import conversations…: ask for a file, then import it (in the background)."""
+        path = self.choose_import(self.window)
+        if path is not None:
+            self.window.controller.spawn(self.import_file(path))
+
+    async def import_file(self, path: Path) -> ImportReport | None:
+        """Import ``path``, show the new conversations (the first one opened unless an answer
+        is running) and say what was imported; ``None``: the file could not be imported."""
+        window = self.window
+        try:
+            report = await window.services.import_file(path)
+        except ImportFormatError as err:
+            self.import_box = import_report_box(window, None, str(err))
+            return None
+        await window.refresh_sessions()
+        if report.imported and not window.controller.busy:
+            await window.controller.open_session(report.imported[0].session_id)
+        self.import_box = import_report_box(window, report)
+        return report

@@ -264,13 +264,16 @@ class WindowCommands:
         """Import ``path``, show the new conversations (the first one opened unless an answer
         is running) and say what was imported; ``None``: the file could not be imported."""
         window = self.window
+        self._say(f"Importing {path.name}…")
         try:
             report = await window.services.import_file(path)
         except ImportFormatError as err:
+            self._say("Nothing was imported.")
             self.import_box = import_report_box(window, None, str(err))
             return None
         await window.refresh_sessions()
         if report.imported and not window.controller.busy:
             await window.controller.open_session(report.imported[0].session_id)
+        self._say(report.summary)
         self.import_box = import_report_box(window, report)
         return report

@@ -140,9 +140,13 @@ def test_a_file_that_is_not_an_export_says_so_and_imports_nothing(run: Any, tmp_
         path = tmp_path / "notes.json"
         path.write_text('{"notes": ["milk", "eggs"]}', encoding="utf-8")
         async with window_on_simulator(tmp_path / "data") as (_sim, window):
+            window.commands.choose_import = lambda _parent: None  # the person cancelled
+            window.findChild(QAction, "importAction").trigger()
+            assert window.commands.import_box is None
             import_through_menu(window, path)
             box = await until(lambda: window.commands.import_box, what="the import's report")
             assert box.text() == "Nothing was imported."
+            assert window.statusBar().currentMessage() == "Nothing was imported."
             assert "neither a Continuum export nor ChatGPT's conversations.json" in (
                 box.informativeText()
             )

@@ -1,5 +1,13 @@
-"""The app's settings: which provider, which model, the system prompt, the MCP servers to start.
+"""The app's settings: the saved providers (profiles), the defaults for new conversations (the
+default profile, model, system prompt and request parameters), the MCP servers to start.
 Never an API key.
+
+Several saved providers (:class:`~app.profiles.ProviderProfile`) live in ``profiles``; one is
+``default_profile``. The flat ``provider_kind``/``base_url``/``model``/``api_key_env`` fields
+are the default profile's mirror (see :func:`app.profiles.reconcile`): a file written before
+profiles existed loads as one profile (id ``main``, its key still found under the old keyring
+entry), the file keeps the flat fields for older versions, and code that replaces them changes
+the default profile (or adds one for a new server). Change profiles with :func:`with_profiles`.
 
 Kept as JSON in the data folder, written atomically (a temporary file renamed over the old one),
 so a crash mid-save leaves the previous settings; a save that fails (a full disk) raises
@@ -20,7 +28,6 @@ import dataclasses
 import errno
 import json
 import logging
-import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -28,11 +35,27 @@ from pathlib import Path
 from typing import Any, Literal, TypeGuard, get_args
 
 from .errors import SettingsFormatError, SettingsSaveError
+from .profiles import (
+    Parameters,
+    ProfileFormatError,
+    ProviderProfile,
+    parameters_from_data,
+    parameters_to_data,
+    profile_from_data,
+    profile_to_data,
+    reconcile,
+)
+from .settings_mcp import MAX_CALL_TIMEOUT as MAX_CALL_TIMEOUT
+from .settings_mcp import is_text as _is_text
+from .settings_mcp import mcp_servers as _mcp_servers
+from .settings_mcp import mcp_to_dict as _mcp_to_dict
 from .tools.mcp import McpServerConfig
 
 __all__ = [
     "THEME_CHOICES",
+    "Parameters",
     "ProviderKind",
+    "ProviderProfile",
     "Settings",
     "SettingsFormatError",
     "SettingsLoad",
@@ -40,6 +63,7 @@ __all__ = [
     "save_settings",
     "settings_from_data",
     "ThemeChoice",
+    "with_profiles",
 ]
 
 log = logging.getLogger(__name__)
@@ -51,7 +75,7 @@ THEME_CHOICES: tuple[ThemeChoice, ...] = get_args(ThemeChoice)
 SETTINGS_FILE = "settings.json"
 MAX_SETTINGS_BYTES = 1 << 20  # a settings file is a few KB; more is not ours
 MAX_RECENT_MODELS = 20
-MAX_CALL_TIMEOUT = 86_400.0  # seconds: one day
+MAX_PROFILES = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +96,26 @@ class Settings:
     stream_options: bool | None = None
     #: View → Theme: ``"system"`` follows the desktop's light/dark scheme.
     theme: ThemeChoice = "system"
+    #: A short title asked of the model after a conversation's first answer: ``None`` is on,
+    #: except with the offline simulator (see ``app.services.titles.auto_title_on``).
+    auto_title: bool | None = None
+    #: The saved providers; ``default_profile`` is the id of the one new conversations use.
+    profiles: tuple[ProviderProfile, ...] = field(default=())
+    default_profile: str = ""
+    #: The request parameters new conversations use unless they set their own.
+    parameters: Parameters = field(default=Parameters())
+
+    def __post_init__(self) -> None:
+        flat = (self.provider_kind, self.base_url, self.model, self.api_key_env)
+        profiles, default = reconcile(self.profiles, self.default_profile, flat)
+        object.__setattr__(self, "profiles", profiles)
+        object.__setattr__(self, "default_profile", default)
+        chosen = self.profile(default)
+        if self.provider_kind is None and chosen is not None:  # the flat fields mirror it
+            object.__setattr__(self, "provider_kind", chosen.kind)
+            object.__setattr__(self, "base_url", chosen.base_url)
+            object.__setattr__(self, "model", chosen.model)
+            object.__setattr__(self, "api_key_env", chosen.api_key_env)
 
     @property
     def configured(self) -> bool:
@@ -79,91 +123,54 @@ class Settings:
             return True
         return self.provider_kind is not None and bool(self.base_url)
 
+    def profile(self, profile_id: str | None) -> ProviderProfile | None:
+        """The saved provider ``profile_id`` (``None``: no such profile)."""
+        return next((p for p in self.profiles if p.id == profile_id), None)
+
+    @property
+    def default(self) -> ProviderProfile | None:
+        """The profile new conversations use (``None``: no provider set up yet)."""
+        return self.profile(self.default_profile)
+
     def key_service(self) -> str:
-        """The keyring entry name for this provider's key (one per provider and URL)."""
+        """The keyring entry name for the default provider's key (one per profile; a provider
+        saved before profiles existed keeps its entry, one per provider and URL)."""
+        chosen = self.default
+        if chosen is not None:
+            return chosen.key_service()
         return f"{self.provider_kind or 'none'}:{self.base_url.rstrip('/')}"
+
+
+def with_profiles(
+    settings: Settings, profiles: tuple[ProviderProfile, ...], default: str
+) -> Settings:
+    """``settings`` with these profiles, ``default`` (an id among them) the default one; the
+    flat fields follow it (no profile left: no provider)."""
+    chosen = next((p for p in profiles if p.id == default), profiles[0] if profiles else None)
+    if chosen is None:
+        return dataclasses.replace(
+            settings,
+            profiles=(),
+            default_profile="",
+            provider_kind=None,
+            base_url="",
+            api_key_env=None,
+        )
+    return dataclasses.replace(
+        settings,
+        profiles=profiles,
+        default_profile=chosen.id,
+        provider_kind=chosen.kind,
+        base_url=chosen.base_url,
+        model=chosen.model,
+        api_key_env=chosen.api_key_env,
+    )
 
 
 @dataclass(frozen=True, slots=True)
 class SettingsLoad:
     settings: Settings
     problem: str | None = None
-
-
-def _is_text(value: Any) -> TypeGuard[str]:
-    """A string that can be sent and stored (no lone surrogate from a ``\\udXXX`` escape)."""
-    if not isinstance(value, str):
-        return False
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _mcp_server(entry: Any) -> McpServerConfig:
-    """One ``mcp_servers`` entry of the file (``ValueError`` saying what is wrong)."""
-    if not isinstance(entry, dict):
-        raise ValueError("not an object")
-    name, command, args = entry.get("name"), entry.get("command"), entry.get("args", [])
-    env, timeout = entry.get("env"), entry.get("call_timeout", 30.0)
-    cwd, side_effects = entry.get("cwd"), entry.get("side_effects", True)
-    if not _is_text(name) or not _is_text(command) or not name.strip() or not command.strip():
-        raise ValueError("needs a text name and command")
-    if not isinstance(args, list) or not all(_is_text(a) for a in args):
-        raise ValueError("args must be a list of text")
-    if env is not None and not (
-        isinstance(env, dict) and all(_is_text(k) and _is_text(v) for k, v in env.items())
-    ):
-        raise ValueError("env must map text to text")
-    if (
-        isinstance(timeout, bool)
-        or not isinstance(timeout, int | float)
-        or not _in_range(timeout, 0.0, MAX_CALL_TIMEOUT)
-        or timeout == 0
-    ):
-        raise ValueError(
-            f"call_timeout must be a number of seconds above 0 and at most {MAX_CALL_TIMEOUT:.0f}"
-        )
-    if not isinstance(side_effects, bool):
-        raise ValueError("side_effects must be true or false")
-    if cwd is not None and not _is_text(cwd):
-        raise ValueError("cwd must be text")
-    return McpServerConfig(
-        name,
-        command,
-        tuple(args),
-        env=env,
-        call_timeout=float(timeout),
-        side_effects=side_effects,
-        cwd=cwd or None,
-    )
-
-
-def _in_range(number: int | float, low: float, high: float) -> bool:
-    """Whether a JSON number lies in ``[low, high]`` (a 400-digit integer or NaN does not)."""
-    if isinstance(number, int):
-        return low <= number <= high  # exact: never converted to a float that may overflow
-    return math.isfinite(number) and low <= number <= high
-
-
-def _mcp_servers(entries: list[Any]) -> tuple[tuple[McpServerConfig, ...], list[str]]:
-    """The valid servers, and a description of each entry skipped."""
-    servers: list[McpServerConfig] = []
-    skipped: list[str] = []
-    for index, entry in enumerate(entries):
-        label = entry.get("name") if isinstance(entry, dict) else None
-        label = repr(label) if _is_text(label) and label else f"number {index + 1}"
-        try:
-            server = _mcp_server(entry)
-        except ValueError as err:
-            skipped.append(f"{label} ({err})")
-            continue
-        if any(s.name == server.name for s in servers):
-            skipped.append(f"{label} (the name is used twice)")
-            continue
-        servers.append(server)
-    return tuple(servers), skipped
 
 
 def _is_theme(value: Any) -> TypeGuard[ThemeChoice]:
@@ -211,6 +218,18 @@ def settings_from_data(data: Any) -> tuple[Settings, list[str]]:
     stream_options = data.get("stream_options")
     if stream_options is not None and not isinstance(stream_options, bool):
         raise SettingsFormatError("stream_options must be true, false or null (automatic)")
+    auto_title = data.get("auto_title")
+    if auto_title is not None and not isinstance(auto_title, bool):
+        raise SettingsFormatError("auto_title must be true, false or null (automatic)")
+    profiles, default = _profiles(data)
+    raw_parameters = data.get("parameters")
+    if raw_parameters is None:
+        raw_parameters = {}
+    if not isinstance(raw_parameters, dict):
+        raise SettingsFormatError("parameters must be an object")
+    parameters, problems = parameters_from_data(raw_parameters)
+    if problems:
+        raise SettingsFormatError("parameters: " + problems[0])
     raw_theme = data.get("theme")
     theme: ThemeChoice = "system"
     if _is_theme(raw_theme):
@@ -228,8 +247,29 @@ def settings_from_data(data: Any) -> tuple[Settings, list[str]]:
         mcp_servers=servers,
         stream_options=stream_options,
         theme=theme,
+        auto_title=auto_title,
+        profiles=profiles,
+        default_profile=default,
+        parameters=parameters,
     )
     return settings, skipped
+
+
+def _profiles(data: dict[str, Any]) -> tuple[tuple[ProviderProfile, ...], str]:
+    """The file's ``profiles`` and ``default_profile`` (none in a file from before them)."""
+    entries = data.get("profiles")
+    if entries is None:
+        entries = []
+    if not isinstance(entries, list) or len(entries) > MAX_PROFILES:
+        raise SettingsFormatError(f"profiles must be a list of at most {MAX_PROFILES}")
+    try:
+        profiles = tuple(profile_from_data(entry) for entry in entries)
+    except ProfileFormatError as err:
+        raise SettingsFormatError(f"profiles: {err}") from None
+    if len({p.id for p in profiles}) != len(profiles):
+        raise SettingsFormatError("profiles: an id is used twice")
+    default = _text_field(data, "default_profile") or ""
+    return profiles, default
 
 
 def load_settings(data_dir: Path) -> SettingsLoad:
@@ -291,6 +331,8 @@ def save_settings(data_dir: Path, settings: Settings) -> None:
     data = {f.name: getattr(settings, f.name) for f in dataclasses.fields(settings)}
     data["recent_models"] = list(settings.recent_models)
     data["mcp_servers"] = [_mcp_to_dict(server) for server in settings.mcp_servers]
+    data["profiles"] = [profile_to_data(profile) for profile in settings.profiles]
+    data["parameters"] = parameters_to_data(settings.parameters)
     text = json.dumps(data, indent=2, ensure_ascii=False)
     # A lone surrogate (a broken paste into a field) has no UTF-8 form: store U+FFFD instead.
     text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
@@ -325,20 +367,3 @@ def _save_problem(path: Path, err: OSError) -> str:
         f"The settings could not be saved to {path}: {what}. {todo}; "
         "the previous settings are unchanged."
     )
-
-
-def _mcp_to_dict(server: McpServerConfig) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "name": server.name,
-        "command": server.command,
-        "args": list(server.args),
-    }
-    if server.env:
-        data["env"] = dict(server.env)
-    if server.call_timeout != 30.0:
-        data["call_timeout"] = server.call_timeout
-    if not server.side_effects:
-        data["side_effects"] = False
-    if server.cwd:
-        data["cwd"] = server.cwd
-    return data

@@ -44,9 +44,11 @@ from ..model import (
     TextDelta,
     ToolCallComplete,
 )
+from ..profiles import Parameters
 from .base import DEFAULT_TIMEOUT, HTTPModel, model_ids
 from .convert import anthropic_messages, anthropic_tools
 from .errors import error_from_event
+from .options import anthropic_fields
 from .sse import event_json
 from .whole import anthropic_events
 
@@ -311,12 +313,15 @@ class AnthropicModel(HTTPModel):
         timeout: float | httpx.Timeout = DEFAULT_TIMEOUT,
         headers: Mapping[str, str] | None = None,
         anthropic_version: str = "2023-06-01",
+        options: Parameters | None = None,
     ) -> None:
         super().__init__(api_root(base_url), model, api_key, timeout=timeout, headers=headers)
         if max_tokens < 1:
             raise ValueError("max_tokens must be at least 1")
         self.max_tokens = max_tokens
         self.anthropic_version = anthropic_version
+        #: Sampling parameters sent with every request (see :mod:`app.providers.options`).
+        self.options = options or Parameters()
 
     def _auth_headers(self) -> dict[str, str]:
         headers = {"anthropic-version": self.anthropic_version}
@@ -337,6 +342,7 @@ class AnthropicModel(HTTPModel):
             body["system"] = request.system_prompt
         if request.tools:
             body["tools"] = anthropic_tools(request.tools)
+        body.update(anthropic_fields(self.options, body["max_tokens"]))
         return body
 
     def stream(self, request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:

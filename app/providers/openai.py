@@ -57,9 +57,11 @@ from ..model import (
     TextDelta,
     ToolCallComplete,
 )
+from ..profiles import Parameters
 from .base import DEFAULT_TIMEOUT, HTTPModel, model_ids
 from .convert import openai_messages, openai_tools
 from .errors import error_from_event
+from .options import openai_fields
 from .sse import event_json
 from .whole import openai_events
 
@@ -317,8 +319,11 @@ class OpenAICompatibleModel(HTTPModel):
         max_tokens_field: str = "max_tokens",
         include_usage: bool = True,
         stream_options: bool | None = None,
+        options: Parameters | None = None,
     ) -> None:
         super().__init__(base_url, model, api_key, timeout=timeout, headers=headers)
+        #: Sampling parameters sent with every request (see :mod:`app.providers.options`).
+        self.options = options or Parameters()
         self.max_tokens_field = max_tokens_field
         self.include_usage = include_usage
         self.stream_options = stream_options if include_usage else False
@@ -342,6 +347,7 @@ class OpenAICompatibleModel(HTTPModel):
             body["tools"] = openai_tools(request.tools)
         if request.max_output_tokens is not None:
             body[self.max_tokens_field] = request.max_output_tokens
+        body.update(openai_fields(self.options))
         return body
 
     def _completions_url(self) -> str:

@@ -10,7 +10,9 @@ It owns the data folder (one SQLite database, settings, lock files) and the
 * :mod:`.mcp` — the configured MCP servers' lifecycle;
 * :mod:`.recovery` — requests the app died in, damaged databases, what the Resume bar needs;
 * :mod:`.models` — settings → provider model, and the simulator for "try it offline";
-* :mod:`.connection` — Settings' "Test connection": tiny requests, and in words what worked.
+* :mod:`.connection` — Settings' "Test connection": tiny requests, and in words what worked;
+* :mod:`.setup` — a conversation's own setup (system prompt, provider, model, parameters) over
+  the defaults of Settings: what each of its requests uses.
 
 The UI only renders events and calls these methods; it never writes to the database itself.
 This package and ``app`` are the UI's declared surface: ``__all__`` re-exports every other name
@@ -36,9 +38,10 @@ from ..events import AgentEvent
 from ..locks import SessionLocks
 from ..messages import Message, ToolOutcome
 from ..model import Model
+from ..profiles import REASONING_EFFORTS, Parameters, ProviderProfile, new_profile_id
 from ..resume import CONTINUE_TEXT, RETRY_TEXT, BlockedReason
 from ..secrets import DEFAULT_KEY_ENV, NoKeyringError, keyring_available, set_api_key
-from ..settings import Settings, load_settings, save_settings
+from ..settings import Settings, load_settings, save_settings, with_profiles
 from ..storage.base import SessionInfo
 from ..storage.conversation_settings import ConversationSettings
 from ..storage.journal import SessionJournal, StopKind
@@ -59,6 +62,7 @@ from .mcp import McpServers
 from .models import Models, NoModel, simulator_settings
 from .recovery import DATABASE_FILE, ResumeInfo
 from .requests import RequestJournaling, SessionLockedError, folder_tools, merge_tools, relay
+from .setup import Resolved, Setup, provider_settings, resolve, setup_logged, setup_to_data
 from .titles import Titles, simulated
 
 __all__ = [
@@ -86,6 +90,13 @@ __all__ = [
     "LocalServer",
     "McpServerConfig",
     "NoKeyringError",
+    "Parameters",
+    "ProviderProfile",
+    "REASONING_EFFORTS",
+    "Resolved",
+    "Setup",
+    "new_profile_id",
+    "with_profiles",
     "Settings",
     "SettingsSaveError",
     "StopKind",
@@ -183,6 +194,7 @@ class AppServices:
             await self._close_rest()
 
     async def _close_rest(self) -> None:
+        await self._models.forget_built()
         close_model = getattr(self.client.model, "aclose", None)
         if close_model is not None:
             await close_logged("the provider model", close_model)
@@ -272,6 +284,7 @@ class AppServices:
         :meth:`start_mcp_servers`); requests wait for them to be up.
         """
         self.start_mcp_servers()
+        await self._models.forget_built()  # conversations' models follow the new settings
         settings = self.settings
         if not settings.configured:
             return None
@@ -288,6 +301,67 @@ class AppServices:
 
     async def list_models(self) -> list[str]:
         return await _models.list_models(self.client.model)
+
+    # --- each conversation's setup (.setup) -----------------------------------------------------
+
+    async def conversation_setup(self, session_id: str | None) -> Setup:
+        """What the conversation set itself (empty: the defaults; problems are logged)."""
+        if session_id is None:
+            return Setup()
+        return setup_logged(await self.conversation_settings.setup(session_id), session_id)
+
+    async def set_conversation_setup(self, session_id: str, setup: Setup) -> None:
+        """Store the conversation's setup; its next request uses it."""
+        await self.conversation_settings.set_setup(session_id, setup_to_data(setup))
+
+    async def resolved_setup(self, session_id: str | None) -> Resolved:
+        """What the conversation's requests use: its setup over the defaults of Settings."""
+        return resolve(await self.conversation_setup(session_id), self.settings)
+
+    async def use_model(self, session_id: str | None, name: str) -> None:
+        """The person picked ``name`` for the conversation (none open: as the default)."""
+        name = name.strip()
+        if not name:
+            return
+        settings = self.settings
+        recent = (name, *[m for m in settings.recent_models if m != name])[:20]
+        if session_id is None:
+            self.save_settings(dataclasses.replace(settings, model=name, recent_models=recent))
+            await self.configure_model()
+            return
+        setup = await self.conversation_setup(session_id)
+        await self.set_conversation_setup(session_id, dataclasses.replace(setup, model=name))
+        if recent != settings.recent_models:
+            self.save_settings(dataclasses.replace(settings, recent_models=recent))
+
+    async def profile_models(self, profile: ProviderProfile, key: str | None = None) -> list[str]:
+        """The model names ``profile``'s server offers (``key``: one typed, not yet saved)."""
+        if profile.kind == "simulator":
+            url = await self._models.start_simulator(tokens_per_second=80.0)
+            profile = dataclasses.replace(profile, base_url=url)
+        view = provider_settings(
+            self.settings, Resolved(profile, profile.model, None, Parameters())
+        )
+        model = self._models.build(view, key)
+        try:
+            return await _models.list_models(model)
+        finally:
+            close = getattr(model, "aclose", None)
+            if close is not None:
+                await close_logged("a model list's provider model", close)
+
+    async def _conversation_model(self, resolved: Resolved) -> Model | None:
+        """The provider model for ``resolved``: ``None`` when it is the default's (the
+        client's model), else one built for the conversation's profile, model and parameters."""
+        if resolved.profile is None or resolved.same_model(resolve(Setup(), self.settings)):
+            return None
+        profile = resolved.profile
+        if profile.kind == "simulator":  # its address is the running simulator's
+            url = await self._models.start_simulator(tokens_per_second=80.0)
+            resolved = dataclasses.replace(
+                resolved, profile=dataclasses.replace(profile, base_url=url)
+            )
+        return self._models.for_setup(provider_settings(self.settings, resolved))
 
     async def discover_local_servers(self) -> list[LocalServer]:
         return await discover_local_servers()
@@ -450,19 +524,23 @@ class AppServices:
 
     async def _agent(self, session_id: str) -> Agent:
         """The request's agent: the client's tools, the MCP servers' and the conversation's
-        file tools, asking the person through :meth:`approver_for`, with the system prompt from
-        Settings."""
+        file tools, asking the person through :meth:`approver_for`, with the conversation's
+        provider model, system prompt and parameters (:meth:`resolved_setup`)."""
         await self.mcp_ready()
         tools = merge_tools(
             self.client.tools, self.mcp_tools, await self.workspace_tools(session_id)
         )
-        agent = self.client.agent(session_id, tools=tools)
+        # The conversation's setup over Settings' defaults, read per request (a change applies
+        # to the next one): its provider model, system prompt (blank: none) and output limit.
+        resolved = await self.resolved_setup(session_id)
+        model = await self._conversation_model(resolved)
+        agent = self.client.agent(session_id, tools=tools, model=model)
         agent.approve_tool = self.approver_for(session_id)
-        # The system prompt from Settings, read per request (a change applies to the next one);
-        # an empty or blank prompt sends none.
-        prompt = self.settings.system_prompt
         agent.config = dataclasses.replace(
-            agent.config, system_prompt=prompt if prompt and prompt.strip() else None
+            agent.config,
+            system_prompt=resolved.system_prompt,
+            max_output_tokens=resolved.parameters.max_output_tokens
+            or agent.config.max_output_tokens,
         )
         return agent
 

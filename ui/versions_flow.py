@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt
-from PySide6.QtGui import QTextCursor
+from PySide6.QtCore import QObject, QRectF, Qt
+from PySide6.QtGui import QPainter, QPaintEvent, QPen, QTextCursor
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QMenu, QPushButton, QWidget
 
-from .theme import SPACE
+from .theme import SPACE, tokens_for
 from .transcript.model import ItemKind, TranscriptItem
 
 if TYPE_CHECKING:
@@ -28,7 +28,8 @@ EDIT_STRIP_TEXT = "Editing your message — Enter sends it as a new version; the
 
 
 class EditStrip(QFrame):
-    """The strip over the composer while a sent message is being edited."""
+    """The strip over the composer while a sent message is being edited (a card in the
+    person's bubble colour, with an accent bar on its left)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -42,10 +43,25 @@ class EditStrip(QFrame):
         self.cancel.setAccessibleName("Cancel editing")
         self.cancel.setToolTip("Stop editing and keep the message as it was (Esc)")
         layout = QHBoxLayout(self)
-        layout.setContentsMargins(SPACE[2], SPACE[0], SPACE[1], SPACE[0])
+        layout.setContentsMargins(SPACE[3], SPACE[1], SPACE[1], SPACE[1])
         layout.addWidget(self.label, 1)
         layout.addWidget(self.cancel, 0, Qt.AlignmentFlag.AlignVCenter)
         self.hide()
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        tokens = tokens_for(self.palette())
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(QPen(tokens.color("border"), 1))
+        painter.setBrush(tokens.color("user_bubble"))
+        box = QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5)
+        painter.drawRoundedRect(box, 8, 8)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(tokens.color("accent"))
+        painter.drawRoundedRect(
+            QRectF(box.left() + 4, box.top() + 6, 3, box.height() - 12), 1.5, 1.5
+        )
+        painter.end()
 
 
 def last_of(items: list[TranscriptItem], kind: ItemKind) -> TranscriptItem | None:

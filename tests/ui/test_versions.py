@@ -33,25 +33,34 @@ def row_of(window: Any, kind: ItemKind, text: str) -> int:
     raise AssertionError(f"no {kind.value} row {text!r} in {rows(window)}")
 
 
-def buttons(window: Any, row: int) -> dict[str, Any]:
+def _option(window: Any, row: int) -> QStyleOptionViewItem:
     view = window.transcript
     index = view.model().index(row, 0)
     view.scrollTo(index)
-    item = view.model().item(row)
     option = QStyleOptionViewItem()
     option.font, option.palette = view.font(), view.palette()
     option.rect = view.visualRect(index)
-    geometry = view.delegate.geometry(item, option)
+    return option
+
+
+def buttons(window: Any, row: int) -> dict[str, Any]:
+    view = window.transcript
+    item = view.model().item(row)
+    geometry = view.delegate.geometry(item, _option(window, row))
     found = view.delegate.actions.buttons(item, geometry, view.font())
     return {action.name or words: rect for action, rect, _icon, words in found}
 
 
 def click(window: Any, row: int, name: str) -> None:
-    rect = buttons(window, row)[name]
-    viewport = window.transcript.viewport()
-    point = rect.center().toPoint()
-    QTest.mouseMove(viewport, point)
-    QTest.mouseClick(viewport, Qt.MouseButton.LeftButton, pos=point)
+    """Press the row's button ``name`` where it is drawn: the anchor hit there is followed
+    (as the delegate does on a click; the real mouse path is tested in test_row_layout, and
+    synthetic mouse moves would spin Qt's loop inside this coroutine)."""
+    view = window.transcript
+    item = view.model().item(row)
+    point = buttons(window, row)[name].center().toPoint()
+    hit = view.delegate.anchor_at(item, _option(window, row), point)
+    assert hit == (f"continuum-action:{name}", -1), hit
+    view.delegate.activate(item, view.model().index(row, 0), hit[0])
 
 
 async def answered(window: Any, text: str) -> None:

@@ -98,16 +98,17 @@ VERSION_ACTIONS = frozenset({"previous", "next", ""})
 def row_actions(
     kind: ItemKind, saved: bool, versions: str, *, can_branch: bool = True
 ) -> tuple[RowAction, ...]:
-    """The row's buttons in reading order, left to right: the version arrows around
-    ``versions`` ("2 / 3"; "" for one version), then Edit (the person's) or Copy and
-    Regenerate (answers). Only a saved message can get a new version; ``can_branch`` is
-    false while the conversation is read-only here."""
+    """The row's buttons in reading order, left to right. Under an answer: the version arrows
+    around ``versions`` ("2 / 3"; "" for one version), Copy, Regenerate. Under the person's
+    bubble (laid from its right edge): Edit, Copy, then the arrows, rightmost, so they stay
+    put when the rest of the bar shows on hover. Only a saved message can get a new version;
+    ``can_branch`` is false while the conversation is read-only here."""
     arrows: tuple[RowAction, ...] = ()
     if versions:
         arrows = (PREVIOUS, RowAction("", "", versions, tip="Versions"), NEXT)
     branch = saved and can_branch
     if kind is ItemKind.USER:
-        return (*arrows, *((EDIT,) if branch else ()), COPY)
+        return (*((EDIT,) if branch else ()), COPY, *arrows)
     return (*arrows, COPY, *((REGENERATE,) if branch else ()))
 
 

@@ -246,6 +246,34 @@ async def main():
         w.transcript.follow()
         await shot(w, "resume_bar_after_stop")
         await close_window(w)
+        # Versions: an edited question and a regenerated answer show their arrows.
+        w = await opened(tmp / "versions", sim.openai_base_url)
+        sim.enqueue(Reply(text="**Paris** is the capital of France."))
+        w.controller.send("What is the capital of France?")
+        await until(lambda: not w.controller.busy, within=20)
+        await asyncio.sleep(0.3)
+        first = next(it for it in w.transcript_model.items() if it.kind.value == "user")
+        w.versions.begin_edit(first.seq, first.text)
+        w.composer.edit.setPlainText("And the capital of Italy?")
+        sim.enqueue(Reply(text="**Rome** is the capital of Italy."))
+        w.composer.send_button.click()
+        await until(lambda: not w.controller.busy, within=20)
+        await asyncio.sleep(0.5)
+        answer = [it for it in w.transcript_model.items() if it.kind.value == "assistant"][-1]
+        sim.enqueue(Reply(text="Rome, on the Tiber, has been the capital of Italy since 1871."))
+        w.versions.regenerate(answer.seq)
+        await until(lambda: not w.controller.busy, within=20)
+        await asyncio.sleep(0.5)
+        user_row = next(
+            i for i, it in enumerate(w.transcript_model.items()) if it.kind.value == "user"
+        )
+        rect = w.transcript.visualRect(w.transcript.model().index(user_row, 0))
+        QTest.mouseMove(w.transcript.viewport(), rect.center())
+        await shot(w, "versions")
+        w.versions.edit_last()
+        await shot(w, "editing")
+        w.versions.cancel()
+        await close_window(w)
         sim.enqueue(
             Reply(
                 text="Let me read it.", tool_calls=(SimToolCall("read_note", {"path": "notes.md"}),)

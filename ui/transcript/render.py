@@ -26,6 +26,7 @@ from PySide6.QtGui import (
 )
 
 from ..theme import LIGHT, SPACE, TYPE_SCALE, Tokens, tokens_for
+from ..token_text import answer_tokens
 from .document import doc_gaps, document_css, outer_margins, trailing_leading
 from .markdown import block_cuts, render_markdown
 from .math import attach_math
@@ -225,14 +226,23 @@ def reasoning_html(item: TranscriptItem, colour: str = "") -> str:
     return f'<p>{head}</p><p style="white-space: pre-wrap;">{shown}</p>{more}'
 
 
-def footer_html(item: TranscriptItem) -> str:
-    """The small line under an answer that did not end normally; empty: none."""
-    if item.kind is ItemKind.ASSISTANT and item.stop_reason:
+def footer_html(item: TranscriptItem, muted: str = "") -> str:
+    """The small line under an answer: why it did not end normally, and quietly (in the CSS
+    colour ``muted``) the tokens the provider reported for it; empty: none."""
+    if item.kind is not ItemKind.ASSISTANT:
+        return ""
+    parts = []
+    if item.stop_reason:
         words = _STOP_WORDS.get(
             item.stop_reason, f"The model stopped ({html.escape(item.stop_reason)})."
         )
-        return f"<i>⚠ {words}</i>"
-    return ""
+        parts.append(f"<i>⚠ {words}</i>")
+    if item.usage is not None and not item.streaming:
+        count = answer_tokens(item.usage.input_tokens, item.usage.output_tokens).text
+        if count:
+            tint = f' style="color:{muted};"' if muted else ""
+            parts.append(f"<span{tint}>{html.escape(count)}</span>")
+    return " · ".join(parts)
 
 
 def tool_state_token(state: ToolState) -> str:
@@ -284,7 +294,7 @@ def update_render(
     render.header = _document(header, width, small, css) if header else None
     if render.header is not None:
         render.header.margins = (0.0, float(SPACE[0]))  # type: ignore[attr-defined]
-    footer = footer_html(item)
+    footer = footer_html(item, tokens.muted)
     render.footer = _document(footer, width, small, css) if footer else None
     if render.footer is not None:
         render.footer.margins = (float(SPACE[1]), 0.0)  # type: ignore[attr-defined]

@@ -156,9 +156,12 @@ def test_the_reopened_window_shows_a_streamed_answer_at_the_same_height(
             view = window.transcript
             row = window.transcript_model.rowCount() - 1
             streamed = view.visualRect(view.model().index(row, 0)).height()
-            # The same messages loaded from disk into a fresh model and view of that width.
+            # The same messages loaded from disk into a fresh model and view of that width
+            # (as saved: with the tokens the provider reported, shown under the answer).
             model = TranscriptModel()
-            model.load_history([UserMessage("Plan it"), AssistantMessage(ANSWER)])
+            saved = await window.services.history(window.controller.session_id)
+            assert isinstance(saved[-1], AssistantMessage) and saved[-1].content == ANSWER
+            model.load_history(saved)
             fresh = TranscriptView()
             fresh.resize(view.size())
             fresh.setModel(model)

@@ -54,6 +54,7 @@ from .events import AgentEvent, ModelStoppedEvent, RunCompletedEvent, RunStarted
 from .hooks import RunContext, call_error_hooks, call_hooks
 from .messages import AssistantMessage, InternalMessage, Message, StopReason, UserMessage
 from .model import Model, ModelRequest
+from .parts import Content
 from .plan import plan_request
 from .resume import ResumeBlocked, ResumePoint, classify_tail, tail_is_sufficient
 from .retry import RetryPolicy
@@ -267,9 +268,9 @@ class Agent:
         """:meth:`run` without a new user message: continue the interrupted request."""
         return await _final_reply(self.stream_resume(model=model, not_started=not_started))
 
-    def stream(self, text: str, *, goal: str | None = None) -> AsyncIterator[AgentEvent]:
-        """Send ``text`` and yield the request's events as they happen."""
-        if not isinstance(text, str):
+    def stream(self, text: str | Content, *, goal: str | None = None) -> AsyncIterator[AgentEvent]:
+        """Send ``text`` (or parts: :mod:`app.parts`) and yield the request's events."""
+        if not isinstance(text, str | tuple):
             raise TypeError(f"message text must be a string, got {type(text).__name__}")
         return self._request(UserMessage(text), goal=goal, model=self.model)
 
@@ -291,12 +292,12 @@ class Agent:
         )
 
     def stream_edit(
-        self, seq: int, text: str, *, goal: str | None = None
+        self, seq: int, text: str | Content, *, goal: str | None = None
     ) -> AsyncIterator[AgentEvent]:
         """Send ``text`` as a new version of the user message ``seq``: a new branch from the
         point before that message, which becomes current. Nothing is deleted: the old
         version and everything after it stay in the conversation's tree."""
-        if not isinstance(text, str):
+        if not isinstance(text, str | tuple):
             raise TypeError(f"message text must be a string, got {type(text).__name__}")
         return self._request(UserMessage(text), goal=goal, model=self.model, version_of=seq)
 

@@ -16,6 +16,8 @@ from types import MappingProxyType
 from typing import Any, Final, TypeAlias
 
 from .errors import MessageFormatError
+from .parts import Content, FilePart, ImagePart, Part, TextPart, part_from_dict, part_to_dict
+from .parts import content_text as _content_text
 
 __all__ = [
     "MESSAGE_SCHEMA_VERSION",
@@ -30,6 +32,7 @@ __all__ = [
     "ToolOutcome",
     "Usage",
     "UserMessage",
+    "content_text",
     "effective_stop_reason",
     "message_from_dict",
     "message_from_json",
@@ -185,9 +188,30 @@ class Reasoning:
 
 @dataclass(frozen=True, slots=True)
 class UserMessage:
-    """What the person typed."""
+    """What the person typed: a plain string, or parts (text, images, files: :mod:`app.parts`).
 
-    content: str
+    A list of parts is kept as a tuple; plain text stays a string (the SPEC's form).
+    """
+
+    content: Content
+
+    def __post_init__(self) -> None:
+        if isinstance(self.content, str):
+            return
+        if not isinstance(self.content, list | tuple):
+            raise TypeError(
+                f"message content must be a string or parts, got {type(self.content).__name__}"
+            )
+        parts = tuple(self.content)
+        for part in parts:
+            if not isinstance(part, TextPart | ImagePart | FilePart):
+                raise TypeError(f"not a message part: {part!r:.80}")
+        object.__setattr__(self, "content", parts)
+
+
+def content_text(message: Message) -> str:
+    """The plain text of any message: a user message's text parts, or its content."""
+    return _content_text(message.content)
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,7 +292,9 @@ _TYPE_NAMES: Final[dict[type, str]] = {
 def message_to_dict(message: Message) -> dict[str, Any]:
     """The stable JSON-ready form of ``message`` (with ``"v"`` and ``"type"``)."""
     data: dict[str, Any] = {"v": MESSAGE_SCHEMA_VERSION, "type": _TYPE_NAMES[type(message)]}
-    if isinstance(message, UserMessage | InternalMessage):
+    if isinstance(message, UserMessage) and not isinstance(message.content, str):
+        data["content"] = [part_to_dict(part) for part in message.content]
+    elif isinstance(message, UserMessage | InternalMessage):
         data["content"] = message.content
     elif isinstance(message, AssistantMessage):
         data["content"] = message.content
@@ -340,6 +366,23 @@ def _str(data: Mapping[str, Any], key: str, default: str | None = None) -> str:
     return value
 
 
+def _user_content(value: Any) -> Content:
+    """A user message's stored content: a string, or a list of parts."""
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, list):
+        raise MessageFormatError(
+            f"message field 'content' must be a string or a list of parts, got {value!r:.80}"
+        )
+    parts: list[Part] = []
+    for raw in value:
+        try:
+            parts.append(part_from_dict(raw))
+        except (ValueError, TypeError) as err:
+            raise MessageFormatError(f"a user message part cannot be read: {err}") from err
+    return tuple(parts)
+
+
 def _outcome(value: Any) -> ToolOutcome | None:
     """A stored outcome; ``None`` when absent or written by a newer version with a new word."""
     if value is None:
@@ -368,7 +411,7 @@ def message_from_dict(data: Mapping[str, Any]) -> Message:
         )
     kind = data.get("type")
     if kind == "user":
-        return UserMessage(content=_str(data, "content"))
+        return UserMessage(content=_user_content(data.get("content")))
     if kind == "internal":
         return InternalMessage(content=_str(data, "content"))
     if kind == "assistant":

@@ -50,6 +50,7 @@ from .convert import anthropic_messages, anthropic_tools
 from .errors import error_from_event
 from .options import anthropic_fields
 from .sse import event_json
+from .vision import check_images
 from .whole import anthropic_events
 
 __all__ = [
@@ -302,6 +303,8 @@ class AnthropicModel(HTTPModel):
     """
 
     provider = "Anthropic"
+    #: Whether the model reads images (the person's choice; ``None``: the names' table).
+    reads_images: bool | None = None
 
     def __init__(
         self,
@@ -346,6 +349,7 @@ class AnthropicModel(HTTPModel):
         return body
 
     def stream(self, request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
+        check_images(request.messages, self.model, self.provider, self.reads_images)
         parser = AnthropicStreamParser(model=self.model, secrets=self._secrets())
         return self._stream_events(
             f"{self.base_url}/v1/messages", self.request_body(request), parser

@@ -24,10 +24,16 @@ spells a turn. Rules that both formats need:
   never sent, and a step with reasoning only (no text, no calls) sends nothing, since Anthropic
   refuses an assistant turn that ends with thinking. OpenAI-compatible servers get none
   (DeepSeek refuses ``reasoning_content`` in the history).
+- A user message of parts (:mod:`app.parts`): images go as OpenAI ``image_url`` parts with a
+  ``data:`` URL, or as Anthropic base64 ``image`` blocks; a file goes as a text part that names
+  it (:func:`~app.parts.file_prompt`). An OpenAI-compatible message without images is sent as
+  one string (servers without vision often refuse a list of parts). An image whose bytes are
+  not at hand is an :class:`~app.parts.AttachmentError`, raised before anything is sent.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import re
@@ -43,11 +49,21 @@ from ..messages import (
     UserMessage,
 )
 from ..model import ToolSpec
+from ..parts import (
+    AttachmentError,
+    FilePart,
+    ImagePart,
+    Part,
+    TextPart,
+    content_parts,
+    file_prompt,
+)
 
 __all__ = [
     "FAILED_TOOL_PREFIX",
     "anthropic_messages",
     "anthropic_tools",
+    "has_images",
     "openai_messages",
     "openai_tools",
     "portable_tool_id",
@@ -76,6 +92,59 @@ def _arguments_json(arguments: dict[str, Any]) -> str:
     return json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
 
 
+def has_images(messages: Sequence[Message]) -> bool:
+    """True when some user message of ``messages`` holds an image."""
+    return any(
+        isinstance(m, UserMessage)
+        and not isinstance(m.content, str)
+        and any(isinstance(p, ImagePart) for p in m.content)
+        for m in messages
+    )
+
+
+def _image_base64(part: ImagePart) -> str:
+    if part.data is None:
+        raise AttachmentError(
+            f"The image {part.name or part.digest[:12]!r} of an earlier message is missing "
+            "from this conversation's database, so it cannot be sent. Remove it by editing "
+            "that message, or start a new conversation."
+        )
+    return base64.b64encode(part.data).decode("ascii")
+
+
+def _openai_user_content(parts: Sequence[Part]) -> str | list[dict[str, Any]]:
+    """A user turn's content: one string unless it holds an image."""
+    if not any(isinstance(p, ImagePart) for p in parts):
+        return "\n\n".join(_part_text(p) for p in parts if _part_text(p))
+    out: list[dict[str, Any]] = []
+    for part in parts:
+        if isinstance(part, ImagePart):
+            url = f"data:{part.media_type};base64,{_image_base64(part)}"
+            out.append({"type": "image_url", "image_url": {"url": url}})
+        elif _part_text(part):
+            out.append({"type": "text", "text": _part_text(part)})
+    return out
+
+
+def _part_text(part: Part) -> str:
+    if isinstance(part, TextPart):
+        return part.text
+    if isinstance(part, FilePart):
+        return file_prompt(part)
+    return ""
+
+
+def _anthropic_user_blocks(parts: Sequence[Part]) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for part in parts:
+        if isinstance(part, ImagePart):
+            source = {"type": "base64", "media_type": part.media_type, "data": _image_base64(part)}
+            blocks.append({"type": "image", "source": source})
+        elif _part_text(part).strip():  # Anthropic rejects empty text blocks
+            blocks.append({"type": "text", "text": _part_text(part)})
+    return blocks
+
+
 # --- OpenAI Chat Completions ---------------------------------------------------------------
 
 
@@ -85,7 +154,9 @@ def openai_messages(messages: Sequence[Message], system_prompt: str | None) -> l
     if system_prompt:
         out.append({"role": "system", "content": system_prompt})
     for message in messages:
-        if isinstance(message, UserMessage | InternalMessage):
+        if isinstance(message, UserMessage) and not isinstance(message.content, str):
+            out.append({"role": "user", "content": _openai_user_content(message.content)})
+        elif isinstance(message, UserMessage | InternalMessage):
             out.append({"role": "user", "content": message.content})
         elif isinstance(message, AssistantMessage):
             if not message.content and not message.tool_calls:
@@ -148,8 +219,8 @@ def anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
 
     for message in messages:
         if isinstance(message, UserMessage | InternalMessage):
-            if message.content.strip():  # Anthropic rejects empty text blocks
-                add("user", {"type": "text", "text": message.content})
+            for user_block in _anthropic_user_blocks(content_parts(message.content)):
+                add("user", user_block)
         elif isinstance(message, AssistantMessage):
             if message.content.strip() or message.tool_calls:
                 for part in message.reasoning:

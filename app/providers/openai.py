@@ -63,6 +63,7 @@ from .convert import openai_messages, openai_tools
 from .errors import error_from_event
 from .options import openai_fields
 from .sse import event_json
+from .vision import check_images, images_refused, refused_images
 from .whole import openai_events
 
 __all__ = ["FINISH_REASONS", "OpenAICompatibleModel", "OpenAIStreamParser"]
@@ -283,6 +284,16 @@ def _refuses_stream_options(err: ProviderError, body: Mapping[str, Any]) -> bool
     )
 
 
+def _sends_images(body: Mapping[str, Any]) -> bool:
+    """True when a Chat Completions body holds an ``image_url`` part."""
+    return any(
+        isinstance(part, Mapping) and part.get("type") == "image_url"
+        for message in body.get("messages", ())
+        if isinstance(message.get("content"), list)
+        for part in message["content"]
+    )
+
+
 def _finish_reason(value: Any) -> str | None:
     """A chunk's ``finish_reason``, or ``None`` when it says none (``null``, ``""``, ``"null"``)."""
     if value is None:
@@ -307,6 +318,8 @@ class OpenAICompatibleModel(HTTPModel):
     """
 
     provider = "OpenAI-compatible server"
+    #: Whether the model reads images (the person's choice; ``None``: the names' table).
+    reads_images: bool | None = None
 
     def __init__(
         self,
@@ -359,6 +372,7 @@ class OpenAICompatibleModel(HTTPModel):
         return self.stream_options
 
     def stream(self, request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
+        check_images(request.messages, self.model, self.provider, self.reads_images)
         return self._stream(self._completions_url(), self.request_body(request))
 
     async def _stream(self, url: str, body: dict[str, Any]) -> AsyncGenerator[ModelEvent, None]:
@@ -369,6 +383,8 @@ class OpenAICompatibleModel(HTTPModel):
                 yield event
             return
         except ProviderBadRequestError as err:
+            if not started and _sends_images(body) and refused_images(str(err)):
+                raise images_refused(self.model, self.provider, err) from err
             if started or self.stream_options is not None or not _refuses_stream_options(err, body):
                 raise
             self._refused_stream_options.add(url)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import uuid
-from collections.abc import AsyncIterator, Callable, Collection
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +36,9 @@ from ..discovery import LocalServer, discover_local_servers
 from ..errors import SettingsSaveError, StorageCorruptError
 from ..events import AgentEvent
 from ..locks import SessionLocks
-from ..messages import Message, ToolOutcome
+from ..messages import Message, ToolOutcome, content_text
 from ..model import Model
+from ..parts import AttachmentError, FilePart, ImagePart, with_text
 from ..profiles import REASONING_EFFORTS, Parameters, ProviderProfile, new_profile_id
 from ..resume import CONTINUE_TEXT, RETRY_TEXT, BlockedReason
 from ..secrets import DEFAULT_KEY_ENV, NoKeyringError, keyring_available, set_api_key
@@ -53,6 +54,7 @@ from . import branches as _branches
 from . import models as _models
 from . import recovery as _recovery
 from .approval import ApprovalDecision, Approvals, UIApprover
+from .attachments import pasted_image, read_attachment, send_problem
 from .branches import BranchView
 from .connection import Check, ConnectionReport, test_connection
 from .failures import close_logged, describe_failure, is_expected, log_location
@@ -104,6 +106,12 @@ __all__ = [
     "keyring_available",
     "set_api_key",
     "test_connection",
+    "AttachmentError",
+    "FilePart",
+    "ImagePart",
+    "content_text",
+    "pasted_image",
+    "read_attachment",
 ]
 
 
@@ -477,9 +485,12 @@ class AppServices:
         text: str,
         *,
         goal: str | None = None,
+        attachments: Sequence[ImagePart | FilePart] = (),
     ) -> AsyncIterator[AgentEvent]:
+        content = with_text(text, attachments)  # no attachments: the plain string
+
         async def open_stream() -> AsyncIterator[AgentEvent]:
-            return (await self._agent(session_id)).stream(text, goal=goal)
+            return (await self._agent(session_id)).stream(content, goal=goal)
 
         return self._requests.tracked(session_id, lambda: relay(open_stream))
 
@@ -521,6 +532,16 @@ class AppServices:
     async def not_started_calls(self, session_id: str) -> Collection[str]:
         """Ids of calls recorded as awaiting approval: they never started."""
         return await _recovery.not_started_calls(self.journal, session_id)
+
+    async def attachment_problem(
+        self, session_id: str | None, attachments: Sequence[ImagePart | FilePart]
+    ) -> str | None:
+        """Why the conversation's model cannot take ``attachments`` (an image for a model known
+        not to read images), asked before anything is saved or sent; ``None``: send them."""
+        if not attachments:
+            return None
+        resolved = await self.resolved_setup(session_id)
+        return send_problem(resolved.model, attachments)
 
     async def _agent(self, session_id: str) -> Agent:
         """The request's agent: the client's tools, the MCP servers' and the conversation's

@@ -1,8 +1,8 @@
 """Planning one answer: from a request body and a :class:`Reply` to a :class:`Plan`.
 
-Decides the tokens (echo of the last user text, scripted text or filler), the reasoning (the
-reply's, or a default one when the request asks for thinking / a reasoning effort), the
-tool calls with their ids, the stop reason (cut to ``max_tokens``) and whether usage is
+Decides the tokens (echo of the last user text and its images, scripted text or filler), the
+reasoning (the reply's, or a default one when the request asks for thinking / a reasoning
+effort), the tool calls with their ids, the stop reason (cut to ``max_tokens``) and whether usage is
 reported; the bytes of the plan are :mod:`app.simulator.wire`'s. :func:`refusal_for` is what a
 real server would refuse in the request before answering (a thinking block whose signature is
 not the one the simulator gave it, a quirk the route's servers never have).
@@ -17,6 +17,7 @@ from typing import Any, Final
 
 from ..messages import StopReason
 from . import wire
+from .images import image_problem, image_summary
 from .script import DEFAULT_THINKING, OPENAI_ONLY_QUIRKS, Quirk, Reply
 
 __all__ = ["DEFAULT_MODELS", "last_user_text", "plan", "refusal_for"]
@@ -53,11 +54,18 @@ def last_user_text(messages: Any) -> str:
     return ""
 
 
+def _echo(messages: Any) -> str:
+    """The echo reply: the last user text, after what its images were ("1 image: ...")."""
+    images = image_summary(messages)
+    text = last_user_text(messages)
+    return f"({images}) {text}" if images else text
+
+
 def plan(protocol: str, body: Mapping[str, Any], reply: Reply) -> wire.Plan:
     if reply.tokens is not None:
         tokens = [f" {_FILLER[i % len(_FILLER)]}" for i in range(reply.tokens)]
     else:
-        text = reply.text if reply.text is not None else last_user_text(body.get("messages"))
+        text = reply.text if reply.text is not None else _echo(body.get("messages"))
         tokens = wire.tokenize(text)
     calls = tuple(
         wire.PlannedCall(
@@ -111,6 +119,9 @@ def _asked_to_think(protocol: str, body: Mapping[str, Any]) -> str:
 
 def refusal_for(protocol: str, body: Mapping[str, Any], reply: Reply) -> str | None:
     """Why a real server would answer this request with HTTP 400, or None."""
+    problem = image_problem(body)
+    if problem is not None:
+        return problem
     if protocol == "anthropic":
         odd = sorted(reply.quirks & OPENAI_ONLY_QUIRKS)
         if odd:

@@ -5,7 +5,9 @@ Python strings may hold lone surrogates (a broken paste), which have no UTF-8 fo
 whose content has one is indexed with U+FFFD in its place (:func:`repaired_index_text`, applied
 by the store's appends). Index rows written before that repair are fixed when a search meets
 them (:func:`search`). The index itself (``messages_fts``) is kept by triggers in
-:mod:`app.storage.schema`.
+:mod:`app.storage.schema`. A message of parts (text, images, files) is indexed by its text and
+its attachments' names (:func:`~app.parts.index_text`), never by the JSON of its parts nor a
+file's contents.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import aiosqlite
 
 from ..errors import StorageBusyError, StorageFullError, StorageReadOnlyError
 from ..messages import Message
+from ..parts import index_text, part_from_dict
 from .database import Database
 
 log = logging.getLogger(__name__)
@@ -129,6 +132,8 @@ def repaired_index_text(message: Message) -> str | None:
     touched them failed. Such messages are indexed with U+FFFD in place of each surrogate.
     """
     content = getattr(message, "content", None)
+    if isinstance(content, tuple):  # parts: the trigger indexed their JSON; index their words
+        return storable_text(index_text(content))
     if not isinstance(content, str):
         return None
     repaired = storable_text(content)
@@ -141,6 +146,11 @@ def _index_text_of(data: str) -> str | None:
         content = json.loads(data).get("content")
     except (ValueError, AttributeError):
         return None
+    if isinstance(content, list):
+        try:
+            return storable_text(index_text(tuple(part_from_dict(raw) for raw in content)))
+        except (ValueError, TypeError):
+            return None
     return storable_text(content) if isinstance(content, str) else None
 
 

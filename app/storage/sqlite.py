@@ -31,6 +31,7 @@ from ..messages import (
     message_from_json,
     message_to_json,
 )
+from .attachments import fill_messages, fill_records, has_attachments, save_attachments
 from .base import (
     LEAF,
     Leaf,
@@ -194,12 +195,13 @@ class SQLiteSessionStore:
         async def op_checked(conn: aiosqlite.Connection) -> int:
             if isinstance(parent, int):
                 await validate_seq(conn, session_id, parent)
+            await save_attachments(conn, [message])  # in the message's transaction
             seq = await op(conn)
             if index_text is not None:
                 await set_index_text(conn, session_id, seq, index_text)
             return seq
 
-        if index_text is None and isinstance(parent, Leaf):
+        if index_text is None and isinstance(parent, Leaf) and not has_attachments(message):
             return await self.database.write(op)
         return await self.database.transaction(op_checked)
 
@@ -232,6 +234,7 @@ class SQLiteSessionStore:
                 (session_id,),
             )
             seqs = list(range(first, first + len(rows)))
+            await save_attachments(conn, messages)
             parents = [after, *seqs[:-1]]
             await conn.executemany(
                 "INSERT INTO messages(session_id, seq, parent_seq, request_id, kind, data, "
@@ -262,9 +265,10 @@ class SQLiteSessionStore:
         ``rows`` are ``(parent, request_id, message, created_at)`` in the order to save: row
         ``i`` gets seq ``i + 1`` and its parent is an earlier row's seq (``None``: a first
         message); ``leaf`` is the current branch's newest message, ``times`` the session's
-        ``(created_at, updated_at)``. Every message keeps its own time. A session
-        ``session_id`` that exists already, or a parent or leaf out of range, is a
-        :class:`ValueError` (nothing saved).
+        ``(created_at, updated_at)``. Every message keeps its own time; the bytes of its
+        attachments (at hand in its parts, or stored already) are saved with it. A session
+        ``session_id`` that exists already, a parent or leaf out of range, or an attachment
+        without its bytes is a :class:`ValueError` (nothing saved).
         """
         for seq, (parent, *_rest) in enumerate(rows, start=1):
             if parent is not None and not 1 <= parent < seq:
@@ -280,6 +284,7 @@ class SQLiteSessionStore:
                 "INSERT INTO sessions(id, title, created_at, updated_at) VALUES (?, ?, ?, ?)",
                 (session_id, title, times[0], times[0]),
             )
+            await save_attachments(conn, [m for _up, _rid, m, _at in rows])
             await conn.executemany(
                 "INSERT INTO messages(session_id, seq, parent_seq, request_id, kind, data, "
                 "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -313,7 +318,7 @@ class SQLiteSessionStore:
             rows = await branch_rows(
                 conn, session_id, at.leaf, at.forked, after_seq=after_seq, limit=limit
             )
-            return [self._record(r) for r in rows]
+            return await fill_records(conn, [self._record(r) for r in rows])
 
         return await self.database.read(op)
 
@@ -325,7 +330,8 @@ class SQLiteSessionStore:
                 await validate_seq(conn, session_id, leaf)
             at = await position(conn, session_id)
             # The unforked range is right for any message of a conversation that never forked.
-            return [self._record(r) for r in await branch_rows(conn, session_id, leaf, at.forked)]
+            rows = await branch_rows(conn, session_id, leaf, at.forked)
+            return await fill_records(conn, [self._record(r) for r in rows])
 
         return await self.database.read(op)
 
@@ -337,7 +343,7 @@ class SQLiteSessionStore:
         async def op(conn: aiosqlite.Connection) -> list[Message]:
             at = await position(conn, session_id)
             rows = await tail_rows(conn, session_id, at.leaf, at.forked, n)
-            return [self._decode(r[0], r[2]) for r in reversed(rows)]
+            return await fill_messages(conn, [self._decode(r[0], r[2]) for r in reversed(rows)])
 
         return await self.database.read(op)
 
@@ -381,7 +387,7 @@ class SQLiteSessionStore:
                 "WHERE session_id = ? ORDER BY seq",
                 (session_id,),
             )
-            return [self._record(as_row(r)) for r in rows]
+            return await fill_records(conn, [self._record(as_row(r)) for r in rows])
 
         return await self.database.read(op)
 

@@ -38,7 +38,7 @@ from app import (
     Usage,
     UserMessage,
 )
-from app.services import CONTINUE_TEXT, MAY_STILL_COMPLETE, RETRY_TEXT, ToolOutcome
+from app.services import CONTINUE_TEXT, MAY_STILL_COMPLETE, RETRY_TEXT, ToolOutcome, content_text
 
 __all__ = [
     "PREVIOUS_ATTEMPT",
@@ -343,7 +343,7 @@ class Rows:
         """The new rows ``message`` adds (a tool result whose card exists only updates it)."""
         if isinstance(message, UserMessage):
             self.join_next = False
-            return [TranscriptItem(ItemKind.USER, message.content)]
+            return [TranscriptItem(ItemKind.USER, content_text(message))]
         if isinstance(message, InternalMessage):
             self.join_next = message.content == CONTINUE_TEXT
             return [

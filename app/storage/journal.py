@@ -201,11 +201,11 @@ class SessionJournal:
 
     async def record_stop(self, session_id: str, kind: StopKind, message: str) -> None:
         """Record why a request stopped; on a full disk, the reserve makes room for it."""
-        params = (session_id, kind.value, storable_text(message), time.time())
+        params = (session_id, kind.value, storable_text(message), time.time(), session_id)
         await self._with_reserve(
             lambda: self._execute(
-                "INSERT OR REPLACE INTO stop_records(session_id, kind, message, created_at) "
-                "VALUES (?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO stop_records(session_id, kind, message, created_at, "
+                "leaf_seq) VALUES (?, ?, ?, ?, (SELECT leaf_seq FROM sessions WHERE id = ?))",
                 params,
             )
         )
@@ -220,10 +220,14 @@ class SessionJournal:
             await write()
 
     async def stop_record(self, session_id: str) -> StopRecord | None:
+        """Why the current branch's last request stopped (a record made on another branch,
+        before the person switched, is not this branch's)."""
+
         async def op(conn: aiosqlite.Connection) -> StopRecord | None:
             async with conn.execute(
-                "SELECT session_id, kind, message, created_at FROM stop_records "
-                "WHERE session_id = ?",
+                "SELECT r.session_id, r.kind, r.message, r.created_at FROM stop_records r "
+                "LEFT JOIN sessions s ON s.id = r.session_id WHERE r.session_id = ? "
+                "AND (r.leaf_seq IS NULL OR r.leaf_seq IS s.leaf_seq)",
                 (session_id,),
             ) as cursor:
                 row = await cursor.fetchone()

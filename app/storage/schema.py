@@ -219,6 +219,12 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         # Schema 10: conversations pinned to the top of the sidebar (when; NULL: not pinned).
         "ALTER TABLE sessions ADD COLUMN pinned_at REAL",
     ),
+    (
+        # Schema 11: a stop record belongs to the branch it ended (the leaf then): switching
+        # to another branch does not show a reason that is not its own. NULL (older records):
+        # the history was linear, so the record is the current branch's.
+        "ALTER TABLE stop_records ADD COLUMN leaf_seq INTEGER",
+    ),
 )
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 

@@ -184,3 +184,20 @@ async def test_linear_histories_migrate_into_one_chain_each(tmp_path: Path) -> N
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         assert conn.execute("SELECT forked FROM sessions ORDER BY id").fetchall() == [(0,), (1,)]
+
+
+async def test_a_stop_record_belongs_to_the_branch_it_ended(tmp_path: Path) -> None:
+    from app.storage.journal import SessionJournal, StopKind
+
+    store = SQLiteSessionStore(tmp_path / "c.sqlite")
+    journal = SessionJournal(store)
+    await chain(store, 2)  # q0 a1
+    await store.append("s", "r", UserMessage("q0, edited"), parent=None)  # 3
+    await journal.record_stop("s", StopKind.CONNECTION, "The connection dropped.")
+    stop = await journal.stop_record("s")
+    assert stop is not None and stop.kind is StopKind.CONNECTION
+    await store.select_branch("s", 1)  # the first version ended normally: not its reason
+    assert await journal.stop_record("s") is None
+    await store.select_branch("s", 3)
+    assert (await journal.stop_record("s")) == stop
+    await store.close()

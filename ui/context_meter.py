@@ -157,12 +157,14 @@ class ContextMeter(QWidget):
         if used is None:
             self.show_reading(None)
             return
-        settings = services.settings
-        known = services.context_limits.cached(settings.base_url, settings.model)
-        self.show_reading(_reading(used, known))
-        if known is not None and known.settled:
+        where = await services.context_where(session_id)
+        known = services.context_limits.cached(*where) if where else None
+        if controller.session_id != session_id:
             return
-        limit = await services.context_limit()
+        self.show_reading(_reading(used, known))
+        if where is None or (known is not None and known.settled):
+            return
+        limit = await services.context_limit(session_id)
         if controller.session_id == session_id and limit is not None:
             self.show_reading(_reading(used, limit))
 

@@ -65,7 +65,7 @@ from .models import Models, NoModel, simulator_settings
 from .recovery import DATABASE_FILE, ResumeInfo
 from .requests import RequestJournaling, SessionLockedError, folder_tools, merge_tools, relay
 from .setup import Resolved, Setup, provider_settings, resolve, setup_logged, setup_to_data
-from .titles import Titles, simulated
+from .titles import Titles, TitleTarget, simulated
 
 __all__ = [
     "DATABASE_FILE",
@@ -137,7 +137,7 @@ class AppServices:
         self._mcp = McpServers()
         self._models = Models(model_factory)
         #: Model-made titles after a first answer (never saved in the history: .titles).
-        self.titles = Titles(self.storage.storage, lambda: self.client.model, lambda: self.settings)
+        self.titles = Titles(self.storage.storage, self._title_target, lambda: self.settings)
         #: Context windows found so far, per (base URL, model) (app.context_limits).
         self.context_limits = ContextLimits()
         #: Shows a person-facing message (the window sets it to its status bar).
@@ -394,13 +394,26 @@ class AppServices:
         person's (see :mod:`.titles`); whether it was renamed. Failures are only logged."""
         return await self.titles.after_answer(session_id)
 
-    async def context_limit(self) -> ContextLimit | None:
-        """The context window of the model in use (``None``: unknown; the simulator has none).
-        Asks a local server once per model (cached), in a few seconds at most."""
-        settings = self.settings
-        if not settings.configured or simulated(settings):
+    async def _title_target(self, session_id: str) -> TitleTarget:
+        """The model the conversation's requests use (its setup's, else the default)."""
+        resolved = await self.resolved_setup(session_id)
+        model = await self._conversation_model(resolved) or self.client.model
+        return model, resolved.profile.kind if resolved.profile else None, resolved.model
+
+    async def context_where(self, session_id: str | None) -> tuple[str, str] | None:
+        """(base URL, model) whose context window counts for the conversation (its setup's
+        provider and model); ``None``: no provider, or the simulator (it has no window)."""
+        resolved = await self.resolved_setup(session_id)
+        profile = resolved.profile
+        if profile is None or simulated(profile.kind, resolved.model):
             return None
-        return await self.context_limits.limit(settings.base_url, settings.model)
+        return profile.base_url, resolved.model
+
+    async def context_limit(self, session_id: str | None = None) -> ContextLimit | None:
+        """The context window of the conversation's model (``None``: unknown; the simulator
+        has none). Asks a local server once per model (cached), in a few seconds at most."""
+        where = await self.context_where(session_id)
+        return None if where is None else await self.context_limits.limit(*where)
 
     async def context_used(self, session_id: str) -> int | None:
         """The newest answer's input + output tokens on the current branch, as the provider

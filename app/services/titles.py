@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import logging
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Final, Protocol
 
 from ..errors import ContinuumError
@@ -32,6 +32,7 @@ from ..storage.base import SessionInfo
 __all__ = [
     "MAX_TITLE_CHARS",
     "TITLE_WORDS",
+    "TitleTarget",
     "Titles",
     "auto_title_on",
     "clean_title",
@@ -62,17 +63,20 @@ def first_words_title(text: str) -> str:
     return " ".join(text.split())[:MAX_TITLE_CHARS] or "New conversation"
 
 
-def auto_title_on(settings: Settings) -> bool:
+def auto_title_on(settings: Settings, kind: str | None = None, model: str | None = None) -> bool:
     """Whether titles are asked of the model: ``auto_title`` when set, else on except with
-    the offline simulator (its echo would name every conversation after the question)."""
+    the offline simulator (its echo would name every conversation after the question).
+    ``kind``/``model``: the conversation's provider kind and model (default: Settings')."""
     if settings.auto_title is not None:
         return settings.auto_title
-    return not simulated(settings)
+    kind = settings.provider_kind if kind is None else kind
+    return not simulated(kind, settings.model if model is None else model)
 
 
-def simulated(settings: Settings) -> bool:
-    """Whether ``settings`` use the offline simulator (its own kind, or one of its models)."""
-    return settings.provider_kind == "simulator" or settings.model in DEFAULT_MODELS
+def simulated(kind: str | None, model: str) -> bool:
+    """Whether a provider of ``kind`` serving ``model`` is the offline simulator (its own
+    kind, or one of its models behind an OpenAI-compatible address)."""
+    return kind == "simulator" or model in DEFAULT_MODELS
 
 
 def title_request(question: str, answer: str) -> ModelRequest:
@@ -160,21 +164,29 @@ class TitleStore(Protocol):
     async def rename_session(self, session_id: str, title: str | None) -> None: ...
 
 
+#: The model that answers a conversation, its provider's kind and the model's name.
+TitleTarget = tuple[Model, str | None, str]
+
+
 class Titles:
-    """Model-made titles for one store (see the module docstring)."""
+    """Model-made titles for one store (see the module docstring). ``target`` gives the model
+    a conversation's requests use (the title is asked of the same one)."""
 
     def __init__(
-        self, store: TitleStore, model: Callable[[], Model], settings: Callable[[], Settings]
+        self,
+        store: TitleStore,
+        target: Callable[[str], Awaitable[TitleTarget]],
+        settings: Callable[[], Settings],
     ) -> None:
         self._store = store
-        self._model = model
+        self._target = target
         self._settings = settings
         self._asking: set[str] = set()
 
     async def after_answer(self, session_id: str) -> bool:
         """Title the conversation if it needs one; returns whether it was renamed. Never
         raises but cancellation: a failure is logged, and the first-words title stays."""
-        if not auto_title_on(self._settings()) or session_id in self._asking:
+        if session_id in self._asking:
             return False
         self._asking.add(session_id)
         try:
@@ -195,7 +207,10 @@ class Titles:
         if wanted is None:
             return False
         question, _answer = wanted
-        title = await ask_title(self._model(), *wanted)
+        model, kind, name = await self._target(session_id)
+        if not auto_title_on(self._settings(), kind, name):
+            return False
+        title = await ask_title(model, *wanted)
         if title is None:
             log.info("the model's title reply had no usable words")
             return False

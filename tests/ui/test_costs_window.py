@@ -89,16 +89,21 @@ def test_an_answer_shows_its_tokens_and_the_meter_its_context(run: Any, tmp_path
 def test_a_known_window_shows_a_share(run: Any, tmp_path: Path) -> None:
     async def scenario() -> None:
         async with window_on_simulator(tmp_path) as (sim, window):
-            services = window.services
-            # A hosted model's published window (the simulator answers to any model name).
-            services.save_settings(
-                dataclasses.replace(services.settings, model="gpt-4o", auto_title=False)
-            )
-            await services.configure_model()
+            services, c = window.services, window.controller
+            services.save_settings(dataclasses.replace(services.settings, auto_title=False))
             sim.enqueue(Reply(text="Short answer."))
-            assert window.controller.send("Hi")
-            await until(lambda: not window.controller.busy, what="the answer")
+            assert c.send("Hi")
+            await until(lambda: not c.busy, what="the first answer")
             meter = window.context_meter
+            await until(lambda: meter.isVisible(), what="the meter")
+            assert meter.bar.isHidden()  # sim-echo: no known window
+            # The conversation switches to a hosted model with a published window (the
+            # simulator answers to any name): its own model counts, not the default's.
+            await services.use_model(c.session_id, "gpt-4o")
+            assert services.settings.model == "sim-echo"
+            sim.enqueue(Reply(text="Another short answer."))
+            assert c.send("Again")
+            await until(lambda: not c.busy, what="the second answer")
             await until(lambda: meter.bar.isVisible(), what="the share")
             _row, item = _last_answer(window)
             used = item.usage.input_tokens + item.usage.output_tokens
@@ -106,6 +111,10 @@ def test_a_known_window_shows_a_share(run: Any, tmp_path: Path) -> None:
             assert meter.bar.fraction == pytest.approx(used / 128_000)
             assert "128,000 tokens (the published limit of gpt-4o)" in meter.toolTip()
             assert not meter.reading.warning and meter.hint.isHidden()
+            chats = [r for r in sim.model_requests() if r.path == "/v1/chat/completions"]
+            assert [r.json()["model"] for r in chats] == ["sim-echo", "gpt-4o"]
+            # The window was asked of the server (nothing there: the published table).
+            assert [r.path for r in sim.requests if r.path.startswith("/api/")]
 
     run(scenario(), timeout=60)
 

@@ -92,6 +92,21 @@ def test_auto_title_on(settings: Settings, on: bool) -> None:
     assert auto_title_on(settings) is on
 
 
+@pytest.mark.parametrize(
+    ("kind", "model", "on"),
+    [
+        ("openai", "llama3", True),  # the conversation's own provider and model count
+        ("simulator", "llama3", False),
+        ("openai", "sim-claude", False),
+        (None, "sim-echo", False),
+    ],
+)
+def test_auto_title_follows_the_conversations_model(kind: str | None, model: str, on: bool) -> None:
+    default = Settings(provider_kind="openai", base_url="http://x/v1", model="llama3")
+    assert auto_title_on(default, kind, model) is on
+    assert auto_title_on(dataclasses.replace(default, auto_title=True), kind, model) is True
+
+
 @pytest.mark.parametrize("value", [True, False, None])
 def test_auto_title_setting_round_trips(tmp_path: Path, value: bool | None) -> None:
     save_settings(tmp_path, Settings(auto_title=value))
@@ -203,3 +218,14 @@ async def test_off_for_the_simulator_unless_asked_for(services: AppServices) -> 
     count = len(sim.model_requests())
     assert await services.title_after_answer(sid) is False
     assert len(sim.model_requests()) == count
+
+
+async def test_the_title_is_asked_of_the_conversations_own_model(services: AppServices) -> None:
+    sim = services._simulator
+    sid = await _first_answer(services, "Plan my week")
+    await services.use_model(sid, "planner-7b")  # this conversation's model, not the default
+    sim.enqueue(Reply(text="Weekly Planning"))
+    assert await services.title_after_answer(sid) is True
+    assert sim.model_requests()[-1].json()["model"] == "planner-7b"
+    info = await services.storage.storage.get_session(sid)
+    assert info is not None and info.title == "Weekly Planning"

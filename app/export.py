@@ -24,9 +24,17 @@ from .messages import (
     effective_stop_reason,
     message_to_dict,
 )
+from .parts import FilePart, ImagePart, TextPart
 from .storage.base import SessionInfo, StoredMessage
 
-__all__ = ["EXPORT_FORMAT", "EXPORT_VERSION", "export_json", "export_markdown", "fence"]
+__all__ = [
+    "EXPORT_FORMAT",
+    "EXPORT_VERSION",
+    "attachment_digests",
+    "export_json",
+    "export_markdown",
+    "fence",
+]
 
 EXPORT_FORMAT = "continuum-conversation"
 #: 1: one branch, oldest first; 2: the whole tree (``parent_seq``, ``leaf``, attachments).
@@ -102,21 +110,33 @@ def export_markdown(
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _user_lines(content: Any) -> list[str]:
-    """A person's message: its text, and each attachment (``app.parts``) named — an image by
-    its name, a file with its text in a fence."""
+def _user_lines(content: str | tuple[TextPart | ImagePart | FilePart, ...]) -> list[str]:
+    """A person's message: its text, and each attachment named — an image by its name (its
+    bytes are in the JSON export), a file with its text in a fence."""
     if isinstance(content, str):
         return [content, ""]
     lines: list[str] = []
     for part in content:
-        name = getattr(part, "name", "") or "attachment"
-        if not hasattr(part, "digest"):  # text
+        if isinstance(part, TextPart):
             lines += [part.text, ""]
-        elif hasattr(part, "text"):  # a file the model read
-            lines += [f"**File** `{name}`", "", fence(part.text), ""]
+        elif isinstance(part, FilePart):
+            lines += [f"**File** `{part.name or 'attachment'}`", "", fence(part.text), ""]
         else:
+            name = part.name or "image"
             lines += [f"*[Image: {name} ({part.media_type}), in the JSON export]*", ""]
     return lines
+
+
+def attachment_digests(records: Sequence[StoredMessage]) -> list[str]:
+    """The digests of every image and file the messages refer to, each once, sorted."""
+    found = {
+        part.digest
+        for r in records
+        if isinstance(r.message, UserMessage) and not isinstance(r.message.content, str)
+        for part in r.message.content
+        if isinstance(part, ImagePart | FilePart)
+    }
+    return sorted(found)
 
 
 def export_json(

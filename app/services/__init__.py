@@ -43,6 +43,7 @@ from ..profiles import REASONING_EFFORTS, Parameters, ProviderProfile, new_profi
 from ..resume import CONTINUE_TEXT, RETRY_TEXT, BlockedReason
 from ..secrets import DEFAULT_KEY_ENV, NoKeyringError, keyring_available, set_api_key
 from ..settings import Settings, load_settings, save_settings, with_profiles
+from ..storage.attachments import read_attachments
 from ..storage.base import SessionInfo
 from ..storage.conversation_settings import ConversationSettings
 from ..storage.journal import SessionJournal, StopKind
@@ -598,7 +599,8 @@ class AppServices:
         store = self.storage.storage
         info = await store.get_session(session_id)
         tree = await store.tree(session_id)
-        return _export.export_json(info, tree, leaf=await store.leaf(session_id))
+        blobs = await read_attachments(store.database, _export.attachment_digests(tree))
+        return _export.export_json(info, tree, leaf=await store.leaf(session_id), attachments=blobs)
 
     async def import_file(self, path: Path) -> ImportReport:
         """Import the conversations of a Continuum export or ChatGPT's conversations.json (see

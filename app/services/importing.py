@@ -15,20 +15,19 @@ import logging
 import re
 import uuid
 from collections import Counter
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import StorageError
 from ..importing import (
     MAX_IMPORT_BYTES,
-    Attachment,
     ConversationProblem,
     ImportedConversation,
     ImportFormatError,
     ParsedFile,
     parse_import,
 )
+from ..storage.attachments import fill_message
 from ..storage.sqlite import SQLiteSessionStore
 
 __all__ = ["ImportFormatError", "ImportReport", "ImportedSession", "import_file", "read_import"]
@@ -37,9 +36,6 @@ log = logging.getLogger(__name__)
 
 #: A source id Continuum keeps as its own: what its own ids look like (safe in a file name).
 _KEEPABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
-
-#: Saves an export's attachment blobs (digest → blob) before its messages refer to them.
-SaveAttachments = Callable[[dict[str, Attachment]], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,9 +99,7 @@ def read_import(path: Path) -> ParsedFile:
     return parse_import(data)
 
 
-async def import_file(
-    store: SQLiteSessionStore, path: Path, *, save_attachments: SaveAttachments | None = None
-) -> ImportReport:
+async def import_file(store: SQLiteSessionStore, path: Path) -> ImportReport:
     """Import every conversation of ``path`` into ``store`` (see the module docstring).
 
     Raises :class:`ImportFormatError` when the file cannot be imported at all. A storage
@@ -123,13 +117,13 @@ async def import_file(
             skipped.append(ConversationProblem(name, stopped))
             continue
         try:
-            done = await _save(store, conversation, save_attachments)
+            done = await _save(store, conversation)
         except StorageError as err:
             stopped = f"not imported after a storage error ({err})"
             skipped.append(ConversationProblem(name, str(err)))
             continue
-        except ValueError as err:  # the store refused the tree: name it, import the rest
-            log.exception("import of %r refused by the store", name)
+        except ValueError as err:  # the store refused the tree (or an attachment): name it
+            log.warning("import of %r refused by the store: %s", name, err)
             skipped.append(ConversationProblem(name, str(err)))
             continue
         imported.append(done)
@@ -137,17 +131,13 @@ async def import_file(
     return ImportReport(path, parsed.kind, tuple(imported), tuple(skipped), left_out)
 
 
-async def _save(
-    store: SQLiteSessionStore,
-    conversation: ImportedConversation,
-    save_attachments: SaveAttachments | None,
-) -> ImportedSession:
-    if conversation.attachments:
-        if save_attachments is None:
-            raise ValueError("its attachments cannot be kept by this Continuum")
-        await save_attachments(dict(conversation.attachments))
+async def _save(store: SQLiteSessionStore, conversation: ImportedConversation) -> ImportedSession:
+    """One conversation, in one transaction with the bytes of its attachments."""
     session_id = await _new_id(store, conversation.source_id)
     rows, leaf = conversation.numbered()
+    if conversation.attachments:
+        blobs = {digest: a.data for digest, a in conversation.attachments.items()}
+        rows = [(up, rid, fill_message(m, blobs), at) for up, rid, m, at in rows]
     await store.import_tree(
         session_id,
         conversation.title,

@@ -284,7 +284,6 @@ class SQLiteSessionStore:
                 "INSERT INTO sessions(id, title, created_at, updated_at) VALUES (?, ?, ?, ?)",
                 (session_id, title, times[0], times[0]),
             )
-            await save_attachments(conn, [m for _up, _rid, m, _at in rows])
             await conn.executemany(
                 "INSERT INTO messages(session_id, seq, parent_seq, request_id, kind, data, "
                 "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",

@@ -239,3 +239,58 @@ async def test_a_file_that_cannot_be_imported_raises_and_imports_nothing(
         await fresh.import_file(path)
     assert words in str(caught.value)
     assert await fresh.list_sessions() == []
+
+
+PNG = (
+    b"\x89PNG\r\n\x1a\n"
+    + (13).to_bytes(4, "big")
+    + b"IHDR"
+    + (2).to_bytes(4, "big")
+    + (3).to_bytes(4, "big")
+    + b"\x08\x02\x00\x00\x00"
+    + bytes(4)
+)
+
+
+async def test_attachments_go_into_the_export_once_and_come_back_with_the_import(
+    services: AppServices, fresh: AppServices, tmp_path: Path
+) -> None:
+    from app.parts import FilePart, ImagePart, TextPart, attachment_from_bytes
+
+    image = attachment_from_bytes(PNG, "sketch.png")
+    code = attachment_from_bytes(b"print('hi')\n", "hello.py")
+    assert isinstance(image, ImagePart) and isinstance(code, FilePart)
+    store = services.storage.storage
+    sid = (await store.create_session(None, "With pictures")).id
+    await store.append(sid, "r1", UserMessage((image, code, TextPart("What is this?"))))
+    await store.append(sid, "r1", AssistantMessage("A tiny image and a script."))
+    await store.append(sid, "r2", UserMessage((image, TextPart("Again?"))), parent=2)
+    exported = await services.export_json(sid)
+    document = json.loads(exported)
+    assert sorted(document["attachments"]) == sorted([image.digest, code.digest])  # once each
+    assert document["attachments"][image.digest]["media_type"] == "image/png"
+    markdown = await services.export_markdown(sid)
+    assert "*[Image: sketch.png (image/png), in the JSON export]*" in markdown
+    assert "**File** `hello.py`" in markdown and "print('hi')" in markdown
+
+    path = tmp_path / "pictures.json"
+    path.write_text(exported, encoding="utf-8")
+    report = await fresh.import_file(path)
+    assert report.skipped == () and len(report.imported) == 1
+    assert without_time(json.loads(await fresh.export_json(sid))) == without_time(document)
+    first = (await fresh.storage.storage.tree(sid))[0].message
+    assert isinstance(first, UserMessage) and not isinstance(first.content, str)
+    assert first.content[0].data == PNG  # type: ignore[union-attr]  # the bytes, from the file
+
+    # Without its blobs the conversation is refused whole, naming the attachment.
+    del document["attachments"]
+    path.write_text(json.dumps(document), encoding="utf-8")
+    other = AppServices(tmp_path / "third")
+    await other.open()
+    try:
+        report = await other.import_file(path)
+        assert report.imported == ()
+        assert "sketch.png" in report.skipped[0].reason
+        assert await other.list_sessions() == []
+    finally:
+        await other.close()

@@ -95,12 +95,18 @@ class ContextMeter(QWidget):
         layout.addWidget(self.bar, 0, Qt.AlignmentFlag.AlignVCenter)
         layout.addWidget(self.text, 0)
         self.reading: ContextReading | None = None
+        self._allowed = True  # False on the welcome panel (no composer, no conversation)
         self._services: AppServices | None = None
         self._controller: ConversationController | None = None
         self._apply_look()
         self.hide()
 
     # --- what it shows ----------------------------------------------------------------------
+
+    def set_allowed(self, allowed: bool) -> None:
+        """Whether the meter may show at all (the window puts it away with the composer)."""
+        self._allowed = allowed
+        self.setVisible(allowed and self.reading is not None)
 
     def show_reading(self, reading: ContextReading | None) -> None:
         """Show ``reading`` (``None``: nothing to show, the meter goes away)."""
@@ -119,7 +125,7 @@ class ContextMeter(QWidget):
         self.setAccessibleName(f"Context: {reading.text}")
         self.setAccessibleDescription(reading.tooltip)
         self._apply_look()
-        self.show()
+        self.setVisible(self._allowed)
 
     def _apply_look(self) -> None:
         tokens = tokens_for(self.palette())

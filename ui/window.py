@@ -333,6 +333,7 @@ class MainWindow(QMainWindow):
         model to pick: the composer and the header's model and folder controls go."""
         ready = self.stack.currentWidget() is not self.welcome
         self.composer.setVisible(ready)
+        self.context_meter.set_allowed(ready)
         self.header.set_ready(ready)
 
     def _session_changed(self, session_id: str | None) -> None:

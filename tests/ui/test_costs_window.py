@@ -141,6 +141,13 @@ def test_the_meter_warns_from_80_percent(qtbot: Any, theme: Any) -> None:
     assert tokens_for(meter.palette()) is theme
     assert contrast(theme.warning, theme.window) >= 4.5  # the words stay readable
     assert "full" in meter.toolTip()
+    # On the welcome panel (no composer) it is put away, and comes back with the composer.
+    meter.set_allowed(False)
+    assert not meter.isVisible()
+    meter.show_reading(context_reading(90_000, 100_000))
+    assert not meter.isVisible() and meter.hint.text().startswith("The context is 90 %")
+    meter.set_allowed(True)
+    assert meter.isVisible()
     meter.show_reading(None)
     assert not meter.isVisible()
 

@@ -171,3 +171,39 @@ def test_escape_cancels_an_edit_and_restores_the_composer(run: Any, tmp_path: Pa
             assert last_of(window.transcript_model.items(), ItemKind.USER) is not None
 
     run(scenario(), timeout=60)
+
+
+def test_switching_to_an_interrupted_version_offers_its_resume(run: Any, tmp_path: Path) -> None:
+    from app import ToolCall
+    from app.messages import AssistantMessage, UserMessage
+
+    data = tmp_path / "data"
+
+    async def scenario() -> None:
+        async with window_on_simulator(data) as (sim, window):
+            store = window.services.client.store
+            # The first version stopped while its tool ran; the second one finished.
+            call = ToolCall("c1", "lookup", {"q": "x"})
+            await store.append("s", "r1", UserMessage("Look x up"))
+            await store.append("s", "r1", AssistantMessage(tool_calls=(call,)))
+            await store.append("s", "r2", UserMessage("Look y up"), parent=None)
+            await store.append("s", "r2", AssistantMessage("Found y."))
+            await window.controller.open_session("s")
+            assert not window.resume_bar.isVisible()
+            user = row_of(window, ItemKind.USER, "Look y up")
+            assert version_label(item_at(window, user)) == "2 / 2"
+            click(window, user, "previous")
+            await until(window.resume_bar.isVisible, 10, "the Resume bar")
+            assert window.controller.resume_info.point.kind.value == "recover_tools"
+            assert "lookup" in window.resume_bar.tools.text()
+            sim.enqueue(Reply(text="It may not have run; here is x."))
+            window.resume_bar.resume_button.click()
+            await answered(window, "It may not have run; here is x.")
+            assert [m.content for m in await store.load("s")][0] == "Look x up"
+            # The other version is untouched.
+            assert [r.message.content for r in await store.load_branch("s", 4)] == [
+                "Look y up",
+                "Found y.",
+            ]
+
+    run(scenario(), timeout=60)

@@ -260,37 +260,23 @@ class ConversationController(QObject):
 
     def edit(self, seq: int, text: str) -> bool:
         """Send ``text`` as a new version of the person's message ``seq``."""
-        if self.busy or self.session_id is None or not text.strip():
-            return False
-        if self.read_only:
-            self.noticeChanged.emit(LOCKED_ELSEWHERE)
+        if not text.strip():
             return False
 
-        async def run() -> None:
-            session_id = self.session_id
-            assert session_id is not None
+        async def run(session_id: str) -> None:
             # Show the branch as it will be: up to the edited message's parent, then the text.
             view = await self.services.branch_until(session_id, seq, keep=False)
             self.model.load_branch(view.records, view.versions)
             self.model.add_user(text)
             await self._consume(lambda sid: self.services.stream_edit(sid, seq, text))
 
-        self._reload_after = True
-        self._start(run())
-        return True
+        return self._start_version(run)
 
     def regenerate(self, seq: int, model_name: str | None = None) -> bool:
         """Answer again the question message ``seq`` belongs to (``model_name``: with another
         model, which then stays chosen, as in the model picker)."""
-        if self.busy or self.session_id is None:
-            return False
-        if self.read_only:
-            self.noticeChanged.emit(LOCKED_ELSEWHERE)
-            return False
 
-        async def run() -> None:
-            session_id = self.session_id
-            assert session_id is not None
+        async def run(session_id: str) -> None:
             if model_name:
                 await self.set_model(model_name)
             view = await self.services.branch_until(session_id, seq)
@@ -300,8 +286,19 @@ class ConversationController(QObject):
             self.model.load_branch(records, view.versions)
             await self._consume(lambda sid: self.services.stream_regenerate(sid, seq))
 
+        return self._start_version(run)
+
+    def _start_version(self, run: Callable[[str], Coroutine[Any, Any, None]]) -> bool:
+        """Start a request that adds a version (``run(session_id)``); ``False`` while one runs,
+        with no conversation, or read-only here (then the bar says why)."""
+        session_id = self.session_id
+        if self.busy or session_id is None:
+            return False
+        if self.read_only:
+            self.noticeChanged.emit(LOCKED_ELSEWHERE)
+            return False
         self._reload_after = True
-        self._start(run())
+        self._start(run(session_id))
         return True
 
     async def select_version(self, seq: int) -> None:
@@ -338,15 +335,10 @@ class ConversationController(QObject):
         return True
 
     async def set_model(self, name: str) -> None:
-        import dataclasses
-
-        settings = self.services.settings
-        if name and name != settings.model:
-            recent = (name, *[m for m in settings.recent_models if m != name])[:20]
-            self.services.save_settings(
-                dataclasses.replace(settings, model=name, recent_models=recent)
-            )
-            await self.services.configure_model()
+        """Use ``name`` for the open conversation (none open: as the default)."""
+        current = (await self.services.resolved_setup(self.session_id)).model
+        if name and name != current:
+            await self.services.use_model(self.session_id, name)
             self.statusMessage.emit(f"Using {name}")
 
     def _start(self, coro: Coroutine[Any, Any, None]) -> None:

@@ -8,9 +8,9 @@ are :func:`ui.token_text.context_reading`'s; the numbers come from
 :meth:`AppServices.context_limit` (asked of a local server in the background, cached).
 Nothing is shown before an answer has reported its tokens.
 
-:meth:`ContextMeter.follow` keeps it up to date: when a conversation opens and after each
-request. Colours are the theme's tokens through palettes (no style sheet), so a theme change
-reaches it.
+:meth:`ContextMeter.follow` keeps it up to date: when a conversation opens, after each
+request and when another version (branch) is shown. Colours are the theme's tokens through
+palettes (no style sheet), so a theme change reaches it.
 """
 
 from __future__ import annotations
@@ -145,10 +145,13 @@ class ContextMeter(QWidget):
     # --- keeping up to date --------------------------------------------------------------------
 
     def follow(self, services: AppServices, controller: ConversationController) -> None:
-        """Refresh when a conversation opens and after each request (in helper tasks)."""
+        """Refresh when a conversation opens, after each request and when another version is
+        shown (in helper tasks)."""
         self._services, self._controller = services, controller
         controller.sessionChanged.connect(lambda _sid: controller.spawn(self.refresh()))
         controller.runFinished.connect(lambda: controller.spawn(self.refresh()))
+        # Another version chosen: its newest answer is what the context holds now.
+        controller.branchShown.connect(lambda: controller.spawn(self.refresh()))
 
     async def refresh(self) -> None:
         """Read the open conversation's numbers; ask for the model's limit if not known yet

@@ -214,3 +214,25 @@ def test_a_title_the_person_set_while_it_answered_stays(run: Any, tmp_path: Path
             assert info is not None and info.title == "My week"
 
     run(scenario(), timeout=60)
+
+
+def test_the_meter_follows_the_version_shown(run: Any, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with window_on_simulator(tmp_path) as (sim, window):
+            c, meter = window.controller, window.context_meter
+            sim.enqueue(Reply(text="short"), Reply(tokens=300))
+            assert c.send("Tell me")
+            await until(lambda: not c.busy and meter.isVisible(), what="the first answer")
+            first = meter.text.text()
+            _row, item = _last_answer(window)
+            first_seq = item.seq
+            assert first_seq is not None
+            assert c.regenerate(first_seq)  # a second version of the answer, much longer
+            await until(lambda: not c.busy and meter.text.text() != first, what="regenerated")
+            _row, longer = _last_answer(window)
+            used = longer.usage.input_tokens + longer.usage.output_tokens
+            assert meter.text.text() == f"{compact_tokens(used)} tokens"
+            await c.select_version(first_seq)  # back to the first version
+            await until(lambda: meter.text.text() == first, what="the first version's count")
+
+    run(scenario(), timeout=60)

@@ -66,7 +66,7 @@ from .models import Models, NoModel, simulator_settings
 from .recovery import DATABASE_FILE, ResumeInfo
 from .requests import RequestJournaling, SessionLockedError, folder_tools, merge_tools, relay
 from .setup import Resolved, Setup, provider_settings, resolve, setup_logged, setup_to_data
-from .titles import Titles, TitleTarget, simulated
+from .titles import Titles, TitleTarget, auto_title_on, simulated
 
 __all__ = [
     "DATABASE_FILE",
@@ -88,6 +88,7 @@ __all__ = [
     "Check",
     "ConnectionReport",
     "ContextLimit",
+    "auto_title_on",
     "ImportFormatError",
     "ImportReport",
     "LocalServer",

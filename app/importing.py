@@ -2,9 +2,9 @@
 
 Two kinds of file are read: Continuum's own JSON export (:mod:`app.export`, both versions: 1
 holds one branch, 2 the whole tree) and ChatGPT's data export ``conversations.json``
-(:mod:`app.importing_chatgpt`). Each becomes :class:`ImportedConversation` trees whose
-messages come parents first, ready for the store's ``import_tree``
-(:mod:`app.services.importing` writes them).
+(:mod:`app.importing_chatgpt`; the ``.zip`` it comes in: :mod:`app.importing_archive`). Each
+becomes :class:`ImportedConversation` trees whose messages come parents first, ready for the
+store's ``import_tree`` (:mod:`app.services.importing` writes them).
 
 A file that cannot be read at all (not JSON, too big, neither shape) raises
 :class:`ImportFormatError` saying what is wrong. In a file of several conversations, one that
@@ -31,6 +31,7 @@ from .messages import Message, message_from_dict
 __all__ = [
     "CONTINUUM_FORMAT",
     "MAX_IMPORT_BYTES",
+    "Assets",
     "Attachment",
     "ConversationProblem",
     "ImportFormatError",
@@ -50,6 +51,9 @@ CONTINUUM_VERSIONS: Final = (1, 2)
 MAX_IMPORT_BYTES: Final = 128 * 2**20
 
 K = TypeVar("K", bound=Hashable)
+
+#: An image's bytes by its ``asset_pointer``: ``(file name, bytes)``, or why not (a reason).
+Assets = Callable[[str], "tuple[str, bytes] | str"]
 
 
 class ImportFormatError(ContinuumError, ValueError):
@@ -120,9 +124,10 @@ class ParsedFile:
     problems: tuple[ConversationProblem, ...] = ()
 
 
-def parse_import(data: bytes) -> ParsedFile:
+def parse_import(data: bytes, assets: Assets | None = None) -> ParsedFile:
     """Read a file's bytes (see the module docstring); :class:`ImportFormatError` when the
-    file as a whole cannot be imported."""
+    file as a whole cannot be imported. ``assets``: the images of ChatGPT's export archive
+    (:mod:`app.importing_archive`), when the archive is imported."""
     from .importing_chatgpt import parse_chatgpt  # it uses this module's types
 
     if len(data) > MAX_IMPORT_BYTES:
@@ -148,7 +153,7 @@ def parse_import(data: bytes) -> ParsedFile:
     if isinstance(document, list) and all(
         isinstance(c, Mapping) and "mapping" in c for c in document
     ):
-        conversations, problems = parse_chatgpt(document)
+        conversations, problems = parse_chatgpt(document, assets)
         return ParsedFile("ChatGPT export", tuple(conversations), tuple(problems))
     raise ImportFormatError(
         "The file is JSON but neither a Continuum export nor ChatGPT's conversations.json "

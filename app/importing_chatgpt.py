@@ -11,7 +11,9 @@ answer; ``thoughts`` become the answer's reasoning. System messages, custom inst
 hidden and empty nodes, browsing displays are left out, counted by reason, and their children
 follow the nearest message that is kept. An answer written in several nodes one after the other
 (code, its output, the text) becomes one answer. Images are not in ``conversations.json`` (they
-are separate files of the export): a note says where one was.
+are separate files of the export's archive): given the archive's ``assets``
+(:mod:`app.importing_archive`) a person's image becomes an image part, else a note says where one
+was.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any, Final
 
 from .export import fence
 from .importing import (
+    Assets,
     ConversationProblem,
     ImportedConversation,
     ImportedMessage,
@@ -31,8 +34,9 @@ from .importing import (
     order_tree,
 )
 from .messages import AssistantMessage, Message, Reasoning, StopReason, UserMessage
+from .parts import AttachmentError, ImagePart, attachment_from_bytes, with_text
 
-__all__ = ["IMAGE_NOTE", "Piece", "node_piece", "parse_chatgpt"]
+__all__ = ["IMAGE_NOTE", "Assets", "Piece", "node_piece", "parse_chatgpt"]
 
 log = logging.getLogger(__name__)
 
@@ -50,10 +54,13 @@ class Piece:
     model: str | None = None
     #: Reasons for what was left out inside the node (an image: its bytes are elsewhere).
     notes: tuple[str, ...] = ()
+    #: The person's images found in the export's archive.
+    images: tuple[ImagePart, ...] = ()
 
 
-def node_piece(message: Mapping[str, Any] | None) -> Piece | str:
-    """The :class:`Piece` a node's message becomes, or why it is left out (a short reason)."""
+def node_piece(message: Mapping[str, Any] | None, assets: Assets | None = None) -> Piece | str:
+    """The :class:`Piece` a node's message becomes, or why it is left out (a short reason);
+    ``assets``: the images of the export's archive, when it was imported whole."""
     if not isinstance(message, Mapping):
         return "empty node"
     author = message.get("author")
@@ -76,11 +83,11 @@ def node_piece(message: Mapping[str, Any] | None) -> Piece | str:
     if kind == "thoughts" and role == "assistant":
         thoughts = _thoughts(content.get("thoughts"))
         return Piece("assistant", "", reasoning=thoughts) if thoughts else "empty node"
-    text, notes = _text(kind, content)
-    if not text.strip():
+    text, notes, images = _text(kind, content, assets if role == "user" else None)
+    if not text.strip() and not images:
         return "empty node" if kind in (None, "text", "multimodal_text") else f"{kind} content"
     if role == "user":
-        return Piece("user", text, notes=notes)
+        return Piece("user", text, notes=notes, images=images)
     if role == "tool":
         name = author.get("name") if isinstance(author, Mapping) else None
         who = f"Tool output ({name})" if isinstance(name, str) and name else "Tool output"
@@ -91,25 +98,29 @@ def node_piece(message: Mapping[str, Any] | None) -> Piece | str:
     return Piece("assistant", text, model=model if isinstance(model, str) else None, notes=notes)
 
 
-def _text(kind: Any, content: Mapping[str, Any]) -> tuple[str, tuple[str, ...]]:
-    """The readable text of a message's content, and notes on what it could not hold."""
+def _text(
+    kind: Any, content: Mapping[str, Any], assets: Assets | None = None
+) -> tuple[str, tuple[str, ...], tuple[ImagePart, ...]]:
+    """The readable text of a message's content, notes on what it could not hold, and the
+    images found through ``assets``."""
     if kind == "code":
         language = content.get("language")
         info = language if isinstance(language, str) and language != "unknown" else ""
         code = content.get("text")
-        return (fence(code, info) if isinstance(code, str) and code.strip() else ""), ()
+        return (fence(code, info) if isinstance(code, str) and code.strip() else ""), (), ()
     if kind == "tether_quote":
         quoted = content.get("text")
         if not isinstance(quoted, str) or not quoted.strip():
-            return "", ()
+            return "", (), ()
         title, url = content.get("title"), content.get("url")
         source = " — ".join(s for s in (title, url) if isinstance(s, str) and s)
         quote = "\n".join(f"> {line}" for line in quoted.splitlines())
-        return (f"{quote}\n\n{source}" if source else quote), ()
+        return (f"{quote}\n\n{source}" if source else quote), (), ()
     parts = content.get("parts")
     if isinstance(parts, list):
         texts: list[str] = []
         notes: list[str] = []
+        images: list[ImagePart] = []
         for part in parts:
             if isinstance(part, str):
                 if part.strip():
@@ -119,13 +130,32 @@ def _text(kind: Any, content: Mapping[str, Any]) -> tuple[str, tuple[str, ...]]:
                 if part.get("content_type") == "audio_transcription" and isinstance(spoken, str):
                     texts.append(spoken)
                 elif str(part.get("content_type", "")).startswith("image"):
-                    texts.append(IMAGE_NOTE)
-                    notes.append("image (not in conversations.json)")
+                    found = _image(part.get("asset_pointer"), assets)
+                    if isinstance(found, ImagePart):
+                        images.append(found)
+                    else:
+                        texts.append(IMAGE_NOTE)
+                        notes.append(found)
                 else:
                     notes.append(f"{part.get('content_type') or 'unknown'} part")
-        return "\n\n".join(texts), tuple(notes)
+        return "\n\n".join(texts), tuple(notes), tuple(images)
     text = content.get("text")
-    return (text if isinstance(text, str) else ""), ()
+    return (text if isinstance(text, str) else ""), (), ()
+
+
+def _image(pointer: Any, assets: Assets | None) -> ImagePart | str:
+    """The image part of an ``asset_pointer`` from the archive, or why there is none."""
+    if assets is None or not isinstance(pointer, str):
+        return "image (not in conversations.json)"
+    found = assets(pointer)
+    if isinstance(found, str):
+        return found
+    name, data = found
+    try:
+        part = attachment_from_bytes(data, name)
+    except AttachmentError:
+        return "image (not readable as an image)"
+    return part if isinstance(part, ImagePart) else "image (not readable as an image)"
 
 
 def _thoughts(raw: Any) -> tuple[str, ...]:
@@ -142,7 +172,7 @@ def _thoughts(raw: Any) -> tuple[str, ...]:
 
 
 def parse_chatgpt(
-    raw: Sequence[Mapping[str, Any]],
+    raw: Sequence[Mapping[str, Any]], assets: Assets | None = None
 ) -> tuple[list[ImportedConversation], list[ConversationProblem]]:
     """Every conversation of the file that can be read, and why each other one cannot."""
     conversations: list[ImportedConversation] = []
@@ -151,7 +181,7 @@ def parse_chatgpt(
         title = item.get("title")
         name = title if isinstance(title, str) and title.strip() else f"Conversation {number}"
         try:
-            conversation = conversation_from(item)
+            conversation = conversation_from(item, assets)
         except ImportFormatError as err:
             problems.append(ConversationProblem(name, str(err)))
             continue
@@ -176,7 +206,9 @@ class _Item:
     created_at: float
 
 
-def conversation_from(item: Mapping[str, Any]) -> ImportedConversation:
+def conversation_from(
+    item: Mapping[str, Any], assets: Assets | None = None
+) -> ImportedConversation:
     """One ChatGPT conversation as a tree (see the module docstring)."""
     mapping = item.get("mapping")
     if not isinstance(mapping, Mapping) or not mapping:
@@ -197,7 +229,7 @@ def conversation_from(item: Mapping[str, Any]) -> ImportedConversation:
     left_out: Counter[str] = Counter()
     pieces: dict[str, Piece] = {}
     for key in order:
-        piece = node_piece(messages[key])
+        piece = node_piece(messages[key], assets)
         if isinstance(piece, str):
             if piece != "empty node" or messages[key] is not None:
                 left_out[piece] += 1
@@ -283,7 +315,8 @@ def _message(item: _Item, *, conversation_id: str | None) -> ImportedMessage:
     first = item.pieces[0]
     message: Message
     if first.role == "user":
-        message = UserMessage("\n\n".join(p.text for p in item.pieces))
+        text = "\n\n".join(p.text for p in item.pieces if p.text)
+        message = UserMessage(with_text(text, [i for p in item.pieces for i in p.images]))
     else:
         reasoning = tuple(Reasoning(text=t) for p in item.pieces for t in p.reasoning)
         model = next((p.model for p in item.pieces if p.model), None)

@@ -194,7 +194,7 @@ def choose_import_file(parent: QWidget) -> Path | None:
         parent,
         "Import conversations",
         "",
-        "Conversations (*.json);;All files (*)",
+        "Conversations (*.json *.zip);;All files (*)",
     )
     return Path(path) if path else None
 

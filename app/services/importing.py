@@ -14,6 +14,7 @@ import asyncio
 import logging
 import re
 import uuid
+import zipfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,7 @@ from ..importing import (
     ParsedFile,
     parse_import,
 )
+from ..importing_archive import ArchiveAssets, read_archive
 from ..storage.attachments import fill_message
 from ..storage.sqlite import SQLiteSessionStore
 
@@ -85,8 +87,12 @@ def _count(n: int, word: str) -> str:
 
 def read_import(path: Path) -> ParsedFile:
     """Read and parse ``path`` (blocking: run it in a thread); :class:`ImportFormatError` for
-    a file that cannot be imported at all, an unreadable file included."""
+    a file that cannot be imported at all, an unreadable file included. A ``.zip`` is ChatGPT's
+    export archive: its conversations.json, with the person's images."""
     try:
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as archive:
+                return parse_import(read_archive(archive), ArchiveAssets(archive))
         size = path.stat().st_size
         if size > MAX_IMPORT_BYTES:
             raise ImportFormatError(
@@ -94,6 +100,9 @@ def read_import(path: Path) -> ParsedFile:
                 f"{MAX_IMPORT_BYTES / 2**20:.0f} MB."
             )
         data = path.read_bytes()
+    except zipfile.BadZipFile as err:
+        reason = str(err).rstrip(".")
+        raise ImportFormatError(f"{path.name} is a damaged zip archive ({reason}).") from err
     except OSError as err:
         raise ImportFormatError(f"{path} cannot be read: {err.strerror or err}.") from err
     return parse_import(data)

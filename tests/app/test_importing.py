@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from app.importing import (
     order_tree,
     parse_import,
 )
+from app.importing_archive import ArchiveAssets, asset_id, read_archive
 from app.importing_chatgpt import IMAGE_NOTE, Piece, node_piece
 from app.messages import AssistantMessage, Reasoning, StopReason, UserMessage
 from app.storage.base import SessionInfo, StoredMessage
@@ -391,3 +393,97 @@ def test_a_damaged_continuum_export_is_refused_naming_the_problem(change: Any, w
     change(document)
     with pytest.raises(ImportFormatError, match=words):
         parse_import(json.dumps(document).encode())
+
+
+PNG = (
+    b"\x89PNG\r\n\x1a\n" + (13).to_bytes(4, "big") + b"IHDR" + (2).to_bytes(4, "big") * 2 + bytes(9)
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("file-service://file-Q1w2E3r4T5y6", "file-Q1w2E3r4T5y6"),
+        ("sediment://file_00000000abcd1234", "file_00000000abcd1234"),
+        ("file-Q1w2E3r4T5y6-sketch.png", "file-Q1w2E3r4T5y6"),
+        ("user-abc/file_00000000abcd1234-photo.jpg", "file_00000000abcd1234"),
+        ("conversations.json", None),
+        ("chat.html", None),
+        ("profile-file-x.png", None),
+    ],
+)
+def test_asset_ids_in_pointers_and_archive_names(name: str, expected: str | None) -> None:
+    assert asset_id(name) == expected
+
+
+def image_message(pointer: str) -> dict[str, Any]:
+    part = {"content_type": "image_asset_pointer", "asset_pointer": pointer}
+    return node("user", {"content_type": "multimodal_text", "parts": [part, "What is it?"]})
+
+
+@pytest.mark.parametrize(
+    ("found", "text", "notes", "image"),
+    [
+        (("sketch.png", PNG), "What is it?", (), True),
+        (
+            "image (not in the export)",
+            f"{IMAGE_NOTE}\n\nWhat is it?",
+            ("image (not in the export)",),
+            False,
+        ),
+        (
+            ("notes.txt", b"plain text"),
+            f"{IMAGE_NOTE}\n\nWhat is it?",
+            ("image (not readable as an image)",),
+            False,
+        ),
+    ],
+)
+def test_an_image_found_in_the_archive_becomes_an_image_part(
+    found: Any, text: str, notes: tuple[str, ...], image: bool
+) -> None:
+    asked: list[str] = []
+
+    def assets(pointer: str) -> Any:
+        asked.append(pointer)
+        return found
+
+    piece = node_piece(image_message("file-service://file-AbC"), assets)
+    assert isinstance(piece, Piece) and asked == ["file-service://file-AbC"]
+    assert (piece.text, piece.notes) == (text, notes)
+    if image:
+        (part,) = piece.images
+        assert (part.name, part.media_type, part.data, part.width) == (
+            "sketch.png",
+            "image/png",
+            PNG,
+            2,
+        )
+    else:
+        assert piece.images == ()
+
+
+def test_archive_assets_read_by_id_within_a_budget(tmp_path: Path) -> None:
+    path = tmp_path / "export.zip"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("conversations.json", "[]")
+        archive.writestr("file-AbC-sketch.png", PNG)
+        archive.writestr("dalle-generations/file-Xyz-0f1e.webp", b"RIFF....WEBP")
+    with zipfile.ZipFile(path) as archive:
+        assert read_archive(archive) == b"[]"
+        assets = ArchiveAssets(archive, budget=len(PNG) + 4)
+        assert assets("file-service://file-AbC") == ("sketch.png", PNG)
+        assert assets("file-service://file-Gone") == "image (not in the export)"
+        assert assets("file-service://file-Xyz") == "image (over the import's image budget)"
+
+
+def test_an_archive_without_conversations_json_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "photos.zip"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("a/b/conversations.json", "[]")  # too deep: not the export's own
+        archive.writestr("file-AbC-sketch.png", PNG)
+    with (
+        zipfile.ZipFile(path) as archive,
+        pytest.raises(ImportFormatError, match="no conversations.json"),
+    ):
+        read_archive(archive)

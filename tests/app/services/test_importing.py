@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import zipfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -294,3 +295,40 @@ async def test_attachments_go_into_the_export_once_and_come_back_with_the_import
         assert await other.list_sessions() == []
     finally:
         await other.close()
+
+
+async def test_chatgpt_zip_archive_imports_the_persons_image(
+    fresh: AppServices, tmp_path: Path
+) -> None:
+    from app.parts import ImagePart, TextPart
+
+    path = tmp_path / "chatgpt-export.zip"
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.write(FIXTURE, "conversations.json")
+        archive.writestr("file-Q1w2E3r4T5y6-sketch.png", PNG)
+        archive.writestr("chat.html", "<html></html>")
+    report = await fresh.import_file(path)
+    assert report.summary == "Imported 4 conversations from chatgpt-export.zip (ChatGPT export)."
+    assert "image" not in report.details  # the image was found
+    sid = "0b7e2d54-91aa-4c3f-b2d8-5e6f7a8b9c01"
+    first = (await fresh.storage.storage.load(sid))[0]
+    assert isinstance(first, UserMessage) and not isinstance(first.content, str)
+    image, words = first.content
+    assert isinstance(image, ImagePart) and image.name == "sketch.png" and image.data == PNG
+    assert words == TextPart("Can you plot a sine wave like the one in this sketch, from 0 to 2π?")
+    exported = json.loads(await fresh.export_json(sid))
+    assert list(exported["attachments"]) == [image.digest]
+
+
+async def test_a_damaged_zip_is_refused(fresh: AppServices, tmp_path: Path) -> None:
+    path = tmp_path / "broken.zip"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("conversations.json", "[]" * 1000)
+    data = bytearray(path.read_bytes())
+    data[40:60] = bytes(20)  # inside the member's compressed bytes and header
+    path.write_bytes(bytes(data))
+    with pytest.raises(ImportFormatError) as caught:
+        await fresh.import_file(path)
+    assert str(caught.value).startswith("The archive's conversations.json cannot be read: ")
+    assert not str(caught.value).endswith("..")
+    assert await fresh.list_sessions() == []

@@ -332,3 +332,24 @@ async def test_a_damaged_zip_is_refused(fresh: AppServices, tmp_path: Path) -> N
     assert str(caught.value).startswith("The archive's conversations.json cannot be read: ")
     assert not str(caught.value).endswith("..")
     assert await fresh.list_sessions() == []
+
+
+async def test_an_imported_unanswered_tool_call_is_never_taken_as_not_started(
+    services: AppServices, fresh: AppServices, tmp_path: Path
+) -> None:
+    """The journal's tool states are not exported: a call without a result may have run, so
+    after an import Resume answers it as interrupted instead of running it."""
+    from app import ResumeKind
+
+    store = services.storage.storage
+    sid = (await store.create_session(None, "Deploy")).id
+    await store.append(sid, "r", UserMessage("Deploy the site"))
+    call = ToolCall("call_9", "deploy", {"target": "prod"})
+    await store.append(sid, "r", AssistantMessage("", (call,), model="sim"))
+    path = tmp_path / "deploy.json"
+    path.write_text(await services.export_json(sid), encoding="utf-8")
+    await fresh.import_file(path)
+    assert await fresh.not_started_calls(sid) == frozenset()
+    info = await fresh.resume_info(sid)
+    assert info.point is not None and info.point.kind is ResumeKind.RECOVER_TOOLS
+    assert [c.id for c in info.point.unanswered_tool_calls] == ["call_9"]

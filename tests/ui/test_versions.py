@@ -207,3 +207,26 @@ def test_switching_to_an_interrupted_version_offers_its_resume(run: Any, tmp_pat
             ]
 
     run(scenario(), timeout=60)
+
+
+def test_alt_arrows_on_the_current_row_switch_versions(run: Any, tmp_path: Path) -> None:
+    from app.messages import AssistantMessage, UserMessage
+
+    async def scenario() -> None:
+        async with window_on_simulator(tmp_path / "data") as (_sim, window):
+            store = window.services.client.store
+            await store.append("s", "r", UserMessage("one"))
+            await store.append("s", "r", AssistantMessage("first"))
+            await store.append("s", "r", UserMessage("two"), parent=None)
+            await store.append("s", "r", AssistantMessage("second"))
+            await window.controller.open_session("s")
+            view = window.transcript
+            view.setFocus()
+            view.setCurrentIndex(view.model().index(row_of(window, ItemKind.USER, "two"), 0))
+            QTest.keyClick(view, Qt.Key.Key_Right, Qt.KeyboardModifier.AltModifier)  # at the end
+            QTest.keyClick(view, Qt.Key.Key_Left, Qt.KeyboardModifier.AltModifier)
+            await until(lambda: ("user", "one") in rows(window), 5, "the first version")
+            assert rows(window) == [("user", "one"), ("assistant", "first")]
+            assert await store.leaf("s") == 2
+
+    run(scenario(), timeout=60)

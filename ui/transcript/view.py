@@ -246,6 +246,14 @@ class TranscriptView(QListView):
         if shift_f10 or event.key() == Qt.Key.Key_Menu:  # (accepted: Qt sends no second one)
             self.selecting.menu_for_current()
             return
+        alt = event.modifiers() == Qt.KeyboardModifier.AltModifier
+        arrows = {Qt.Key.Key_Left: "previous", Qt.Key.Key_Right: "next"}
+        if alt and event.key() in arrows and index.isValid():
+            # Alt+Left/Right on a message with versions: the previous/next version.
+            item = index.data(Roles.ITEM)
+            if item is not None and item.versions:
+                self.delegate.actions.run(item, index, arrows[event.key()])
+                return
         keys = (Qt.Key.Key_Space, Qt.Key.Key_Return, Qt.Key.Key_Enter)
         if event.key() in keys and index.isValid():
             # A tool card opens/closes; so does an answer's reasoning (setData refuses others).

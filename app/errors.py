@@ -7,6 +7,7 @@
     │   ├── AgentResumeError        .reason: app.resume.BlockedReason ("empty" | "completed" |
     │   │                                    "refused" | "context_full" | "unknown_stop" |
     │   │                                    "malformed")
+    │   ├── BranchError (ValueError)  no new version of that message (not there / not the kind)
     │   ├── SessionBusyError        a session busy in this process or claimed by another
     │   ├── ToolRoundLimitError     max_tool_rounds reached; resume() continues
     │   └── IncompleteStreamError   a model stream ended without a stop reason
@@ -32,6 +33,8 @@
     ├── WorkspaceError (ValueError)        a workspace file operation was refused
     ├── McpServerError (RuntimeError)      an MCP server could not be started or listed
     ├── SettingsFormatError (ValueError)   a field of settings.json is wrong
+    │   └── ProfileFormatError (app.profiles)  a saved provider or parameter is not usable
+    ├── ImportFormatError (app.importing)   a file to import cannot be read as conversations
     ├── SettingsSaveError           the settings file could not be written (disk full, ...)
     ├── NoKeyringError (RuntimeError)      no usable OS keyring to keep the API key in
     └── SessionLockedError          (app.services) another window holds the conversation

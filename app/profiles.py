@@ -25,6 +25,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeGuard, cast, get_args
 from urllib.parse import urlsplit
 
+from .errors import SettingsFormatError
+
 __all__ = [
     "MIGRATED_ID",
     "REASONING_EFFORTS",
@@ -171,7 +173,7 @@ def reconcile(
 # --- the file's form (validated) ------------------------------------------------------------
 
 
-class ProfileFormatError(ValueError):
+class ProfileFormatError(SettingsFormatError):
     """A profile or parameter in the file is not usable (the message names the field)."""
 
 

@@ -108,6 +108,7 @@ MENUS: tuple[tuple[str, tuple[Entry, ...]], ...] = (
             SEPARATOR,
             ActionSpec("workspaceAction", "&Workspace folder…"),
             ActionSpec("noWorkspaceAction", "&No workspace folder"),
+            ActionSpec("conversationSetupAction", "Conversation se&ttings…", "Ctrl+Shift+,"),
         ),
     ),
     (

@@ -1,5 +1,6 @@
-"""The row above the conversation: the sidebar button, the provider, the workspace folder and
-the model picker — laid out to fit any width.
+"""The row above the conversation: the sidebar button, the provider, the workspace folder, the
+model picker (the model the open conversation uses; its tooltip names the provider) and the
+conversation-settings button next to it — laid out to fit any width.
 
 Texts that can be long (the provider's address, the folder's name) are elided with "…" at the
 width they get instead of holding the window wide; below :data:`COMPACT_WIDTH` the "Model:"
@@ -111,6 +112,15 @@ class HeaderBar(QWidget):
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
         )
         self.model_caption.setBuddy(self.model_picker)
+        #: Opens the conversation panel (its system prompt, provider, model, parameters).
+        self.setup_button = QToolButton()
+        self.setup_button.setObjectName("conversationSetupButton")
+        self.setup_button.setText("⚙")
+        self.setup_button.setAutoRaise(True)
+        self.setup_button.setAccessibleName("Conversation settings")
+        self.setup_button.setToolTip(
+            "This conversation's system prompt, provider, model and parameters (Ctrl+Shift+,)"
+        )
         self.ready = True
         row = QHBoxLayout(self)
         row.setContentsMargins(SPACE[1], SPACE[1] - 2, SPACE[1], 0)
@@ -120,11 +130,13 @@ class HeaderBar(QWidget):
         row.addWidget(self.workspace_button)
         row.addWidget(self.model_caption)
         row.addWidget(self.model_picker)
+        row.addWidget(self.setup_button)
 
     def set_ready(self, ready: bool) -> None:
         """Before a provider is set up there is no model to pick and no folder to choose."""
         self.ready = ready
         self.model_picker.setVisible(ready)
+        self.setup_button.setVisible(ready)
         self.workspace_button.setVisible(ready)
         self.model_caption.setVisible(ready and self.width() >= COMPACT_WIDTH)
 

@@ -34,6 +34,7 @@ from .commands import EDIT_OPERATIONS, WindowCommands, edit_focused, show_about,
 from .composer import Composer
 from .context_meter import ContextMeter
 from .controller import ConversationController
+from .conversation_flow import SetupFlow
 from .flows import STOP_FIRST, ExportFlow, ExportFormat, ModelFlow, WorkspaceFlow
 from .header import HeaderBar
 from .resume_bar import ResumeBar
@@ -118,6 +119,9 @@ class MainWindow(QMainWindow):
             focus_composer=self.composer.edit.setFocus,
         )
         self.versions = VersionFlow(self)  # Edit, Regenerate, the version arrows
+        self.setup_flow = SetupFlow(  # the conversation panel; the header's model follows it
+            self, services, self.controller, self.header, status, self.refresh_sessions
+        )
         self.place = WindowPlace(self, services.data_dir)
         self.open_url: Callable[[QUrl], bool] = QDesktopServices.openUrl  # tests record it
         self.commands = WindowCommands(self)
@@ -163,6 +167,7 @@ class MainWindow(QMainWindow):
                 "deleteAction": self._delete_current,
                 "workspaceAction": self.workspace.choose,
                 "noWorkspaceAction": lambda: c.spawn(self.workspace.set(None)),
+                "conversationSetupAction": lambda: self.setup_flow.open_panel(),
                 **{
                     name: functools.partial(self.choose_theme, choice)
                     for choice, name in THEME_ACTIONS.items()

@@ -131,6 +131,7 @@ def test_a_branched_conversation_exports_and_its_json_imports_back(
             assert len(window.sidebar.session_ids()) == 2
             await until(lambda: transcript_texts(window) == ["Name a red fruit", "Strawberry."])
             assert await store.versions(copy) == [(2, 3)]
+            box.close()  # a box left open would keep the keyboard from the next tests
 
     run(scenario(), timeout=60)
 
@@ -152,5 +153,6 @@ def test_a_file_that_is_not_an_export_says_so_and_imports_nothing(run: Any, tmp_
             )
             assert box.icon() is QMessageBox.Icon.Warning
             assert window.sidebar.session_ids() == []
+            box.close()
 
     run(scenario(), timeout=60)

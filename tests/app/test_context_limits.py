@@ -164,7 +164,8 @@ async def _server(handler: Handler) -> AsyncIterator[tuple[str, list[str]]]:
         payload = json.dumps(data).encode()
         writer.write(
             f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n".encode() + payload
+            f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n".encode()
+            + payload
         )
         await writer.drain()
         writer.close()

@@ -106,7 +106,10 @@ def _answer_row(message: AssistantMessage) -> str:
 @pytest.mark.parametrize(
     ("message", "footer"),
     [
-        (AssistantMessage("Hi", usage=Usage(1204, 312)), '<span style="color:#777;">312 tokens</span>'),
+        (
+            AssistantMessage("Hi", usage=Usage(1204, 312)),
+            '<span style="color:#777;">312 tokens</span>',
+        ),
         (AssistantMessage("Hi"), ""),  # no usage reported: nothing, never an estimate
         (AssistantMessage("Hi", usage=Usage(None, None)), ""),
         (

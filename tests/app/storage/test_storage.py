@@ -46,7 +46,7 @@ from app.storage import (
     SQLiteSessionExtension,
     SQLiteSessionStore,
 )
-from app.storage.branches import TAIL_RANGE, TAIL_UP
+from app.storage.branches import TAIL_RANGE
 from app.storage.sqlite import APPLICATION_ID, translate_sqlite_error
 
 StoreFactory = Callable[..., SQLiteSessionStore]

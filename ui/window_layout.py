@@ -47,7 +47,7 @@ def lay_out(window: MainWindow) -> QSplitter:
     splitter.setStretchFactor(1, 1)
     splitter.setSizes([SIDEBAR_WIDTH, 840])
     # The sidebar's own minimum would hold the whole window wide; narrow windows fold it.
-    window.sidebar.setMinimumWidth(0)
+    window.sidebar.setMinimumWidth(1)  # not 0: the splitter would use its minimumSizeHint
     window.setCentralWidget(splitter)
     return splitter
 

@@ -281,9 +281,10 @@ class ConversationController(QObject):
                 await self.set_model(model_name)
             view = await self.services.branch_until(session_id, seq)
             records = view.records
-            while records and not isinstance(records[-1].message, UserMessage):
-                records = records[:-1]  # the answer goes; its question stays
-            self.model.load_branch(records, view.versions)
+            end = len(records)
+            while end and not isinstance(records[end - 1].message, UserMessage):
+                end -= 1  # the answer goes; its question stays
+            self.model.load_branch(records[:end], view.versions)
             await self._consume(lambda sid: self.services.stream_regenerate(sid, seq))
 
         return self._start_version(run)

@@ -244,9 +244,7 @@ class RowActions(QObject):
     ) -> bool:
         """Whether the row's bar is drawn (hovered, focused, or the latest answer); a row with
         versions always draws at least its arrows (:meth:`paint` knows which)."""
-        if item.versions or self.full(item, index, focused):
-            return True
-        return False
+        return bool(item.versions) or self.full(item, index, focused)
 
     def full(
         self, item: TranscriptItem, index: QModelIndex | QPersistentModelIndex, focused: bool

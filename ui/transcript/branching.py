@@ -45,21 +45,27 @@ def place_versions(
     group_of = {seq: group for group in versions for seq in group}
     wanted: dict[int, tuple[tuple[int, ...], int]] = {}  # row index -> (group, shown seq)
     turn_start: int | None = None  # the answer's first message seq, if it has versions
+    started = False  # a row of the answer (with a seq) has been seen in this turn
     answer_row: int | None = None
-    for index, item in enumerate(items):
-        if item.kind is ItemKind.USER:
-            if turn_start is not None and answer_row is not None:
-                wanted[answer_row] = (group_of[turn_start], turn_start)
-            turn_start = answer_row = None
-            if item.seq is not None and item.seq in group_of:
-                wanted[index] = (group_of[item.seq], item.seq)
-            continue
-        if item.seq is not None and turn_start is None and _first_of_answer(items, index):
-            turn_start = item.seq if item.seq in group_of else None
-        if item.kind is ItemKind.ASSISTANT and item.text:
-            answer_row = index
-    if turn_start is not None and answer_row is not None:
-        wanted[answer_row] = (group_of[turn_start], turn_start)
+
+    def close_turn() -> None:
+        if turn_start is not None and answer_row is not None:
+            wanted[answer_row] = (group_of[turn_start], turn_start)
+
+    if group_of:  # a conversation that never forked: nothing to place, only to clear
+        for index, item in enumerate(items):
+            if item.kind is ItemKind.USER:
+                close_turn()
+                turn_start, started, answer_row = None, False, None
+                if item.seq is not None and item.seq in group_of:
+                    wanted[index] = (group_of[item.seq], item.seq)
+                continue
+            if item.seq is not None and not started:
+                started = True
+                turn_start = item.seq if item.seq in group_of else None
+            if item.kind is ItemKind.ASSISTANT and item.text:
+                answer_row = index
+        close_turn()
     changed = []
     for index, item in enumerate(items):
         group, shown = wanted.get(index, ((), None))
@@ -68,16 +74,6 @@ def place_versions(
             item.touch()
             changed.append(item)
     return changed
-
-
-def _first_of_answer(items: Sequence[TranscriptItem], index: int) -> bool:
-    """Whether no row with a seq comes between the turn's question and row ``index``."""
-    for earlier in range(index - 1, -1, -1):
-        if items[earlier].kind is ItemKind.USER:
-            return True
-        if items[earlier].seq is not None:
-            return False
-    return True
 
 
 def version_label(item: TranscriptItem) -> str:

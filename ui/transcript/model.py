@@ -26,7 +26,7 @@ from PySide6.QtCore import (
 from app import Message, StoredMessage, ToolCall, ToolMessage
 
 from ..plain import plain_tooltip
-from .branching import place_versions, rows_from_branch
+from .branching import rows_from_branch
 from .rows import (
     ItemKind,
     RowChange,
@@ -196,13 +196,6 @@ class TranscriptModel(QAbstractListModel):
         """Replace the rows with a conversation's branch, each row knowing its message's seq
         and the versions it can switch to."""
         self._load(rows_from_branch(records, versions))
-
-    def show_versions(self, versions: Iterable[tuple[int, ...]]) -> None:
-        """Update the rows' version arrows (after a request added a version)."""
-        for item in place_versions(self._rows.items, versions):
-            row = self._rows.row_of(item)
-            if row >= 0:
-                self.dataChanged.emit(self.index(row, 0), self.index(row, 0))
 
     def _load(self, rows: Rows) -> None:
         self.clear()

@@ -10,6 +10,7 @@ from .agent import Agent, AgentRunConfig, ToolApprover, find_store, read_resume_
 from .events import AgentEvent
 from .messages import AssistantMessage, Message
 from .model import Model
+from .parts import Content
 from .resume import ResumeBlocked, ResumePoint
 from .storage.base import InMemorySessionStore, SessionInfo, SessionStore, StoredMessage
 from .tools import FunctionTool
@@ -123,7 +124,7 @@ class AgentClient:
         return self.agent(session_id).stream_resume(model=model, not_started=not_started)
 
     def stream_edit(
-        self, session_id: str, seq: int, text: str, *, model: Model | None = None
+        self, session_id: str, seq: int, text: str | Content, *, model: Model | None = None
     ) -> AsyncIterator[AgentEvent]:
         """Send ``text`` as a new version of user message ``seq`` (:meth:`Agent.stream_edit`)."""
         return self.agent(session_id, model=model).stream_edit(seq, text)

@@ -41,6 +41,7 @@ __all__ = [
     "Part",
     "TextPart",
     "attachment_from_bytes",
+    "attachment_parts",
     "content_parts",
     "content_text",
     "describe_size",
@@ -143,6 +144,13 @@ def with_text(text: str, attachments: Iterable[ImagePart | FilePart]) -> Content
     if not parts:
         return text
     return tuple(parts) + ((TextPart(text),) if text else ())
+
+
+def attachment_parts(content: Content) -> tuple[ImagePart | FilePart, ...]:
+    """The images and files of content, in order (a plain string has none)."""
+    if isinstance(content, str):
+        return ()
+    return tuple(p for p in content if isinstance(p, ImagePart | FilePart))
 
 
 def image_parts(content: Content) -> tuple[ImagePart, ...]:

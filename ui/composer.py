@@ -4,13 +4,20 @@ The editor grows with its text from :data:`MIN_LINES` lines up to :data:`MAX_FRA
 window's height (:func:`fit_height`), then scrolls; it shrinks back when the text goes (after
 sending). The Send button becomes Stop while a request runs (two buttons with fixed object
 names, one visible at a time, so tests and screen readers always find the same names).
+
+Attachments: the paper clip (``choose_files``, a file dialog unless a test sets it), a drop
+of files or an image, or pasting an image add chips above the text (:mod:`ui.attachments`);
+they are sent with the message and stay when sending is refused.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QEvent, QMimeData, QObject, QSize, Qt, Signal
 from PySide6.QtGui import QKeyEvent, QShowEvent
 from PySide6.QtWidgets import (
+    QFileDialog,
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
@@ -20,6 +27,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.services import FilePart, ImagePart
+
+from .attachments import AttachmentTray, carries_attachments
 from .theme import SPACE
 
 __all__ = [
@@ -58,6 +68,7 @@ class ComposerEdit(QPlainTextEdit):
     submitted = Signal()
     stopRequested = Signal()
     largePaste = Signal(str)
+    attachmentsDropped = Signal(object)  # QMimeData holding files or an image (drop, paste)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -88,7 +99,13 @@ class ComposerEdit(QPlainTextEdit):
             return
         super().keyPressEvent(event)
 
+    def canInsertFromMimeData(self, source: QMimeData) -> bool:
+        return carries_attachments(source) or super().canInsertFromMimeData(source)
+
     def insertFromMimeData(self, source: QMimeData) -> None:
+        if carries_attachments(source):  # files or an image: attached, not pasted as text
+            self.attachmentsDropped.emit(source)
+            return
         if source.hasText():
             text = source.text()
             if len(text) > LARGE_PASTE_CHARS:
@@ -164,6 +181,18 @@ class Composer(QWidget):
         self.stop_button.setAccessibleName("Stop answering")
         self.stop_button.setToolTip("Stop the answer (Esc)")
         self.stop_button.hide()
+        self.attach_button = QPushButton("📎")
+        self.attach_button.setObjectName("attachButton")
+        self.attach_button.setAccessibleName("Attach files")
+        self.attach_button.setToolTip(
+            "Attach images (PNG, JPEG, GIF, WebP), text or code files, or PDFs — or drop or "
+            "paste them"
+        )
+        self.attach_button.clicked.connect(self.choose_attachments)
+        #: Asks which files to attach (a file dialog; tests put their own answer here).
+        self.choose_files: Callable[[], list[str]] = self._ask_for_files
+        self.tray = AttachmentTray()
+        self.edit.attachmentsDropped.connect(self.tray.add_mime)
         self.attachment = QLabel()
         self.attachment.setObjectName("pastedTextLabel")
         self.attachment.setTextFormat(Qt.TextFormat.PlainText)
@@ -178,10 +207,12 @@ class Composer(QWidget):
         attachment_row.addWidget(self.remove_attachment)
         editor = QVBoxLayout()
         editor.setContentsMargins(0, 0, 0, 0)
+        editor.addWidget(self.tray)
         editor.addLayout(attachment_row)
         editor.addWidget(self.edit)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(SPACE[1], SPACE[0], SPACE[1], SPACE[1])
+        layout.addWidget(self.attach_button, 0, Qt.AlignmentFlag.AlignBottom)
         layout.addLayout(editor, 1)
         layout.addWidget(self.send_button, 0, Qt.AlignmentFlag.AlignBottom)
         layout.addWidget(self.stop_button, 0, Qt.AlignmentFlag.AlignBottom)
@@ -204,9 +235,30 @@ class Composer(QWidget):
         text = self.edit.toPlainText()
         if self.pasted is not None:
             text = f"{text}\n\n{self.pasted}" if text.strip() else self.pasted
-        if not text.strip():
+        if not text.strip() and not self.tray.chips:
             return
         self.sendRequested.emit(text)
+
+    def attachments(self) -> list[ImagePart | FilePart]:
+        """What is attached to the message being written (sent with it)."""
+        return self.tray.parts()
+
+    def choose_attachments(self) -> None:
+        """The paper clip: ask for files and attach them (refused ones say why)."""
+        paths = self.choose_files()
+        if paths:
+            self.tray.add_paths(paths)
+            self.edit.setFocus()
+
+    def _ask_for_files(self) -> list[str]:
+        paths, _filter = QFileDialog.getOpenFileNames(
+            self,
+            "Attach files",
+            "",
+            "Images, text and PDFs (*.png *.jpg *.jpeg *.gif *.webp *.txt *.md *.py *.json "
+            "*.csv *.pdf *.*);;All files (*)",
+        )
+        return list(paths)
 
     def attach(self, text: str) -> None:
         """Keep a very large paste beside the editor; it is sent with the next message."""
@@ -226,3 +278,5 @@ class Composer(QWidget):
     def clear_text(self) -> None:
         self.edit.clear()
         self.drop_attachment()
+        if self.tray.chips:
+            self.tray.clear()

@@ -11,13 +11,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
 from app import AgentEvent, FunctionTool, ToolCall, UserMessage
-from app.services import ApprovalDecision, AppServices, ResumeInfo, is_expected, log_location
+from app.services import (
+    ApprovalDecision,
+    AppServices,
+    FilePart,
+    ImagePart,
+    ResumeInfo,
+    is_expected,
+    log_location,
+)
 
 from .resume_text import bar_shows
 from .transcript.model import ToolState, TranscriptModel
@@ -214,18 +222,19 @@ class ConversationController(QObject):
 
     # --- requests --------------------------------------------------------------------------
 
-    def send(self, text: str) -> bool:
-        """Start a request with ``text``; ``False`` if one is running or there is no text."""
-        if self.busy or not text.strip():
+    def send(self, text: str, attachments: Sequence[ImagePart | FilePart] = ()) -> bool:
+        """Start a request with ``text`` and ``attachments``; ``False`` if one is running or
+        there is nothing to send."""
+        if self.busy or not (text.strip() or attachments):
             return False
         if self.read_only:
             self.noticeChanged.emit(LOCKED_ELSEWHERE)
             return False
-        self.model.add_user(text)
-        self._start(self._send(text))
+        self.model.add_user(text, attachments)
+        self._start(self._send(text, tuple(attachments)))
         return True
 
-    async def _send(self, text: str) -> None:
+    async def _send(self, text: str, attachments: tuple[ImagePart | FilePart, ...] = ()) -> None:
         if self.session_id is None:
             info = await self.services.new_session(title_from(text))
             self.session_id = info.id
@@ -236,7 +245,7 @@ class ConversationController(QObject):
             self.name_on_first_send = None
             await self.services.rename_session(self.session_id, title_from(text))
             self.sessionsChanged.emit()
-        await self._consume(lambda sid: self.services.stream(sid, text))
+        await self._consume(lambda sid: self.services.stream(sid, text, attachments=attachments))
 
     def resume(self) -> bool:
         """Resume the open conversation's interrupted request."""
@@ -258,17 +267,21 @@ class ConversationController(QObject):
 
     # --- versions: edit, regenerate, switch (new branches; nothing is erased) ---------------
 
-    def edit(self, seq: int, text: str) -> bool:
-        """Send ``text`` as a new version of the person's message ``seq``."""
-        if not text.strip():
+    def edit(self, seq: int, text: str, attachments: Sequence[ImagePart | FilePart] = ()) -> bool:
+        """Send ``text`` (and ``attachments``) as a new version of the person's message
+        ``seq``."""
+        if not (text.strip() or attachments):
             return False
+        parts = tuple(attachments)
 
         async def run(session_id: str) -> None:
             # Show the branch as it will be: up to the edited message's parent, then the text.
             view = await self.services.branch_until(session_id, seq, keep=False)
             self.model.load_branch(view.records, view.versions)
-            self.model.add_user(text)
-            await self._consume(lambda sid: self.services.stream_edit(sid, seq, text))
+            self.model.add_user(text, parts)
+            await self._consume(
+                lambda sid: self.services.stream_edit(sid, seq, text, attachments=parts)
+            )
 
         return self._start_version(run)
 

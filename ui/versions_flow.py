@@ -10,11 +10,14 @@ conversation is read-only here, none is offered.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QRectF, Qt
 from PySide6.QtGui import QPainter, QPaintEvent, QPen, QTextCursor
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QMenu, QPushButton, QWidget
+
+from app.services import FilePart, ImagePart
 
 from .theme import SPACE, tokens_for
 from .transcript.model import ItemKind, TranscriptItem
@@ -82,6 +85,7 @@ class VersionFlow(QObject):
         #: The seq of the message being edited (``None``: not editing).
         self.editing: int | None = None
         self._stash = ""  # what the composer held before the edit began
+        self._stash_parts: list[ImagePart | FilePart] = []  # and its attachments
         actions = window.transcript.delegate.actions
         actions.editRequested.connect(self.begin_edit)
         actions.regenerateRequested.connect(lambda seq: self.regenerate(seq))
@@ -104,11 +108,16 @@ class VersionFlow(QObject):
                 "Wait for the answer to finish (or stop it) to edit a message.", 6000
             )
             return
-        edit = self.window.composer.edit
+        composer = self.window.composer
+        edit = composer.edit
         if self.editing is None:
             self._stash = edit.toPlainText()
+            self._stash_parts = composer.tray.parts()
         self.editing = seq
         edit.setPlainText(text)
+        item = next((i for i in self.window.transcript_model.items() if i.seq == seq), None)
+        composer.tray.clear()  # the message's own images and files come along (removable)
+        composer.tray.add(item.attachments if item is not None else ())
         edit.moveCursor(QTextCursor.MoveOperation.End)
         self.strip.show()
         edit.setFocus()
@@ -119,20 +128,28 @@ class VersionFlow(QObject):
             return
         self.editing = None
         self.strip.hide()
-        self.window.composer.edit.setPlainText(self._stash)
-        self._stash = ""
+        self._restore()
         self.window.composer.edit.setFocus()
 
-    def send(self, text: str) -> bool:
-        """Send ``text`` as the edit, when editing; ``False`` when not editing (a plain send)."""
+    def _restore(self) -> None:
+        """The composer gets back the text and attachments it held before the edit."""
+        composer = self.window.composer
+        composer.edit.setPlainText(self._stash)
+        composer.tray.clear()
+        composer.tray.add(self._stash_parts)
+        self._stash = ""
+        self._stash_parts = []
+
+    def send(self, text: str, parts: Sequence[ImagePart | FilePart] = ()) -> bool:
+        """Send ``text`` and ``parts`` as the edit, when editing; ``False`` when not editing
+        (a plain send)."""
         seq = self.editing
         if seq is None:
             return False
-        if self.window.controller.edit(seq, text):
+        if self.window.controller.edit(seq, text, parts):
             self.editing = None
             self.strip.hide()
-            self.window.composer.edit.setPlainText(self._stash)
-            self._stash = ""
+            self._restore()
             self.window.transcript.follow()
         return True
 

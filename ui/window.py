@@ -13,7 +13,7 @@ import asyncio
 import dataclasses
 import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, Qt, QUrl
@@ -25,11 +25,12 @@ from PySide6.QtWidgets import (
 )
 
 from app import SessionInfo
-from app.services import AppServices, SettingsSaveError
+from app.services import AppServices, FilePart, ImagePart, SettingsSaveError
 
 from .actions import THEME_ACTIONS, build_menus
 from .appearance import Appearance
 from .approval import ApprovalCard
+from .attach_flow import AttachmentFlow
 from .commands import EDIT_OPERATIONS, WindowCommands, edit_focused, show_about, show_shortcuts
 from .composer import Composer
 from .context_meter import ContextMeter
@@ -119,6 +120,7 @@ class MainWindow(QMainWindow):
             focus_composer=self.composer.edit.setFocus,
         )
         self.versions = VersionFlow(self)  # Edit, Regenerate, the version arrows
+        self.attachments = AttachmentFlow(self)  # checked before sending; drops; the viewer
         self.setup_flow = SetupFlow(  # the conversation panel; the header's model follows it
             self, services, self.controller, self.header, status, self.refresh_sessions
         )
@@ -364,9 +366,12 @@ class MainWindow(QMainWindow):
         if self.stack.currentWidget() is self.welcome:
             self.statusBar().showMessage("Choose a model first (or Try it offline).", 5000)
             return
-        if self.versions.send(text):  # an edit: sent as a new version of the message
+        self.attachments.send(text, self._deliver)  # attachments checked first
+
+    def _deliver(self, text: str, parts: Sequence[ImagePart | FilePart]) -> None:
+        if self.versions.send(text, parts):  # an edit: sent as a new version of the message
             return
-        if self.controller.send(text):
+        if self.controller.send(text, parts):
             self.composer.clear_text()
             self.transcript.follow()
 

@@ -38,7 +38,7 @@ from ..events import AgentEvent
 from ..locks import SessionLocks
 from ..messages import Message, ToolOutcome, content_text
 from ..model import Model
-from ..parts import AttachmentError, FilePart, ImagePart, with_text
+from ..parts import AttachmentError, FilePart, ImagePart, attachment_parts, with_text
 from ..profiles import REASONING_EFFORTS, Parameters, ProviderProfile, new_profile_id
 from ..resume import CONTINUE_TEXT, RETRY_TEXT, BlockedReason
 from ..secrets import DEFAULT_KEY_ENV, NoKeyringError, keyring_available, set_api_key
@@ -111,6 +111,7 @@ __all__ = [
     "AttachmentError",
     "FilePart",
     "ImagePart",
+    "attachment_parts",
     "content_text",
     "pasted_image",
     "read_attachment",
@@ -524,12 +525,20 @@ class AppServices:
 
         return self._requests.tracked(session_id, lambda: relay(open_stream))
 
-    def stream_edit(self, session_id: str, seq: int, text: str) -> AsyncIterator[AgentEvent]:
-        """Send ``text`` as a new version of the person's message ``seq`` (a new branch;
-        the old version stays)."""
+    def stream_edit(
+        self,
+        session_id: str,
+        seq: int,
+        text: str,
+        *,
+        attachments: Sequence[ImagePart | FilePart] = (),
+    ) -> AsyncIterator[AgentEvent]:
+        """Send ``text`` (and ``attachments``) as a new version of the person's message
+        ``seq`` (a new branch; the old version stays)."""
+        content = with_text(text, attachments)
 
         async def open_stream() -> AsyncIterator[AgentEvent]:
-            return (await self._agent(session_id)).stream_edit(seq, text)
+            return (await self._agent(session_id)).stream_edit(seq, content)
 
         return self._requests.tracked(session_id, lambda: relay(open_stream))
 

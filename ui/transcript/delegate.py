@@ -51,6 +51,7 @@ from PySide6.QtWidgets import (
 from ..theme import Tokens, tokens_for
 from ..token_text import answer_tokens
 from .actions import ACTION_SCHEME, RowActions
+from .attachments import attachment_index
 from .layout import (
     RowGeometry,
     content_width,
@@ -98,6 +99,7 @@ class TranscriptDelegate(QStyledItemDelegate):
     linkActivated = Signal(str)
     codeCopied = Signal(str)
     messageCopied = Signal(str)
+    attachmentActivated = Signal(object)  # a sent message's ImagePart or FilePart was clicked
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -421,6 +423,11 @@ class TranscriptDelegate(QStyledItemDelegate):
             return True
         if anchor.startswith(f"{ACTION_SCHEME}:"):
             self.actions.run(item, index, anchor.split(":", 1)[1])
+            return True
+        number = attachment_index(anchor)
+        if number is not None:
+            if 0 <= number < len(item.attachments):
+                self.attachmentActivated.emit(item.attachments[number])
             return True
         if is_safe_link(anchor):
             self.linkActivated.emit(anchor)

@@ -17,6 +17,7 @@ from PySide6.QtCore import QPointF, QRect, QRectF
 from PySide6.QtGui import QTextDocument
 
 from ..theme import SPACE
+from .attachments import estimate_height
 from .document import doc_gaps
 from .model import ItemKind, TranscriptItem
 from .render import MAX_RENDERED_CHARS, footer_html, header_html
@@ -152,7 +153,7 @@ def estimate_body(item: TranscriptItem, width: float, metrics: tuple[float, floa
     font's line spacing. Painting measures the row and corrects this.
     """
     line, char, small_line = metrics
-    header = small_line if header_html(item) else 0.0
+    header = (small_line if header_html(item) else 0.0) + estimate_height(item.attachments, line)
     footer = small_line if footer_html(item) else 0.0
     if item.has_reasoning:
         header += small_line  # the collapsed "Thought for N s" line (opened rows are exact)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 import time
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from PySide6.QtCore import (
@@ -24,6 +24,7 @@ from PySide6.QtCore import (
 )
 
 from app import Message, StoredMessage, ToolCall, ToolMessage
+from app.services import FilePart, ImagePart
 
 from ..plain import plain_tooltip
 from .branching import rows_from_branch
@@ -208,9 +209,11 @@ class TranscriptModel(QAbstractListModel):
 
     # --- live updates ----------------------------------------------------------------------
 
-    def add_user(self, text: str) -> TranscriptItem:
+    def add_user(
+        self, text: str, attachments: Sequence[ImagePart | FilePart] = ()
+    ) -> TranscriptItem:
         self.flush()
-        change = self._rows.add_user(text)
+        change = self._rows.add_user(text, attachments)
         self._apply(change)
         return change.insert[-1]
 

@@ -27,6 +27,7 @@ from PySide6.QtGui import (
 
 from ..theme import LIGHT, SPACE, TYPE_SCALE, Tokens, tokens_for
 from ..token_text import answer_tokens
+from .attachments import add_thumbnails, attachments_html
 from .document import doc_gaps, document_css, outer_margins, trailing_leading
 from .markdown import block_cuts, render_markdown
 from .math import attach_math
@@ -149,6 +150,7 @@ class MessageRender:
     width: float
     dark: bool
     header: QTextDocument | None = None
+    attachments: QTextDocument | None = None  # a person's images and files, above the text
     reasoning: QTextDocument | None = None  # the reasoning's toggle line (and text when open)
     reasoning_key: tuple[object, ...] = ()  # what ``reasoning`` was built from
     chunks: list[QTextDocument] = field(default_factory=list)
@@ -165,6 +167,8 @@ class MessageRender:
 
     def docs(self) -> list[QTextDocument]:
         parts = [self.header] if self.header is not None else []
+        if self.attachments is not None:
+            parts.append(self.attachments)
         if self.reasoning is not None:
             parts.append(self.reasoning)
         parts.extend(self.chunks)
@@ -294,6 +298,10 @@ def update_render(
     render.header = _document(header, width, small, css) if header else None
     if render.header is not None:
         render.header.margins = (0.0, float(SPACE[0]))  # type: ignore[attr-defined]
+    shown_parts = attachments_html(item.attachments)
+    render.attachments = _document(shown_parts, width, font, css) if shown_parts else None
+    if render.attachments is not None:
+        add_thumbnails(render.attachments, item.attachments)
     footer = footer_html(item, tokens.muted)
     render.footer = _document(footer, width, small, css) if footer else None
     if render.footer is not None:

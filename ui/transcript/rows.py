@@ -19,7 +19,7 @@ from __future__ import annotations
 import enum
 import itertools
 import json
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -38,7 +38,16 @@ from app import (
     Usage,
     UserMessage,
 )
-from app.services import CONTINUE_TEXT, MAY_STILL_COMPLETE, RETRY_TEXT, ToolOutcome, content_text
+from app.services import (
+    CONTINUE_TEXT,
+    MAY_STILL_COMPLETE,
+    RETRY_TEXT,
+    FilePart,
+    ImagePart,
+    ToolOutcome,
+    attachment_parts,
+    content_text,
+)
 
 __all__ = [
     "PREVIOUS_ATTEMPT",
@@ -138,6 +147,8 @@ class TranscriptItem:
     # first) and which of them is shown (``version_seq``); empty: a single version.
     versions: tuple[int, ...] = ()
     version_seq: int | None = None
+    # The person's messages: their images and files (shown above the text: .attachments).
+    attachments: tuple[ImagePart | FilePart, ...] = ()
     uid: int = field(default_factory=lambda: next(_ids))
     version: int = 0  # bumped on every change: renders are cached per (uid, version)
 
@@ -343,7 +354,8 @@ class Rows:
         """The new rows ``message`` adds (a tool result whose card exists only updates it)."""
         if isinstance(message, UserMessage):
             self.join_next = False
-            return [TranscriptItem(ItemKind.USER, content_text(message))]
+            parts = attachment_parts(message.content)
+            return [TranscriptItem(ItemKind.USER, content_text(message), attachments=parts)]
         if isinstance(message, InternalMessage):
             self.join_next = message.content == CONTINUE_TEXT
             return [
@@ -378,10 +390,11 @@ class Rows:
 
     # --- live events -----------------------------------------------------------------------
 
-    def add_user(self, text: str) -> RowChange:
+    def add_user(self, text: str, attachments: Sequence[ImagePart | FilePart] = ()) -> RowChange:
         change = self.finish_streaming()
         self.join_next = False
-        return change.then(RowChange(insert=[TranscriptItem(ItemKind.USER, text)]))
+        item = TranscriptItem(ItemKind.USER, text, attachments=tuple(attachments))
+        return change.then(RowChange(insert=[item]))
 
     @staticmethod
     def add_draft(text: str, detail: str) -> RowChange:

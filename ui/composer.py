@@ -14,8 +14,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QEvent, QMimeData, QObject, QSize, Qt, Signal
-from PySide6.QtGui import QKeyEvent, QShowEvent
+from PySide6.QtCore import QEvent, QMimeData, QObject, QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import (
+    QColor,
+    QIcon,
+    QKeyEvent,
+    QPainter,
+    QPainterPath,
+    QPalette,
+    QPen,
+    QPixmap,
+    QShowEvent,
+)
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
@@ -23,6 +33,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QSizePolicy,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -165,6 +176,34 @@ class ComposerEdit(QPlainTextEdit):
             self.fit()
 
 
+def paperclip_icon(colour: QColor, size: int = 20) -> QIcon:
+    """The paper clip of the attach button, drawn as a line icon in ``colour`` (no emoji
+    font needed; redrawn when the theme changes)."""
+    pixmap = QPixmap(size * 2, size * 2)  # drawn at twice the size: sharp on HiDPI screens
+    pixmap.setDevicePixelRatio(2.0)
+    pixmap.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(pixmap)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.scale(size / 20, size / 20)
+    painter.translate(10, 10)
+    painter.rotate(40)
+    painter.translate(-10, -10)
+    pen = QPen(colour, 1.5)
+    pen.setCapStyle(Qt.PenCapStyle.RoundCap)
+    painter.setPen(pen)
+    path = QPainterPath(QPointF(11, 7))  # the inner stroke, down, round, up, round, down
+    path.lineTo(11, 15)
+    path.arcTo(QRectF(8, 13.5, 3, 3), 0, -180)
+    path.lineTo(8, 5)
+    path.arcTo(QRectF(8, 2.5, 5, 5), 180, -180)
+    path.lineTo(13, 16)
+    path.arcTo(QRectF(6, 12.5, 7, 7), 0, -180)
+    path.lineTo(6, 8)
+    painter.drawPath(path)
+    painter.end()
+    return QIcon(pixmap)
+
+
 class Composer(QWidget):
     sendRequested = Signal(str)
     stopRequested = Signal()
@@ -181,7 +220,10 @@ class Composer(QWidget):
         self.stop_button.setAccessibleName("Stop answering")
         self.stop_button.setToolTip("Stop the answer (Esc)")
         self.stop_button.hide()
-        self.attach_button = QPushButton("📎")
+        self.attach_button = QToolButton()
+        self.attach_button.setAutoRaise(True)
+        self.attach_button.setIconSize(QSize(20, 20))
+        self.attach_button.setIcon(paperclip_icon(self.palette().color(QPalette.ColorRole.Text)))
         self.attach_button.setObjectName("attachButton")
         self.attach_button.setAccessibleName("Attach files")
         self.attach_button.setToolTip(
@@ -238,6 +280,12 @@ class Composer(QWidget):
         if not text.strip() and not self.tray.chips:
             return
         self.sendRequested.emit(text)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:  # light/dark: the icon follows
+            colour = self.palette().color(QPalette.ColorRole.Text)
+            self.attach_button.setIcon(paperclip_icon(colour))
 
     def attachments(self) -> list[ImagePart | FilePart]:
         """What is attached to the message being written (sent with it)."""

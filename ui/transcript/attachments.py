@@ -5,8 +5,8 @@ They are one more inert document of the row (:func:`attachments_html` and
 and selection that serve every document serve them too. Each image is an ``<img>`` of its
 thumbnail (decoded once and cached by :func:`ui.attachments.thumbnail`, added to the document
 as a resource: painting draws the small image, never decodes) inside an anchor
-``continuum-attachment:<n>``; a file is a chip of words (name, size) inside one. Activating
-an image's anchor opens it (:func:`open_attachment`).
+``continuum-attachment:<n>``; a file is its name (bold) and size inside one, the files on a
+line under the images. Activating an image's anchor opens it (:func:`open_attachment`).
 """
 
 from __future__ import annotations
@@ -55,19 +55,28 @@ def attachments_html(parts: tuple[ImagePart | FilePart, ...]) -> str:
     """The document of a bubble's attachments ("": none): images, then file chips."""
     if not parts:
         return ""
-    pieces: list[str] = []
+    images: list[str] = []
+    files: list[str] = []
     for number, part in enumerate(parts):
         words = html.escape(describe_part(part))
         link = f"{ATTACHMENT_SCHEME}:{number}"
         if isinstance(part, ImagePart):
             width, height = _shown_size(part)
-            pieces.append(
+            images.append(
                 f'<a href="{link}"><img src="{_thumb_url(part)}" width="{width}" '
                 f'height="{height}" alt="{words}" title="{words}"></a>'
             )
         else:
-            pieces.append(f'<a href="{link}" style="text-decoration: none;">📄 {words}</a>')
-    return "<p>" + "&nbsp;&nbsp;".join(pieces) + "</p>"
+            name, _, rest = words.partition(", ")
+            files.append(
+                f'<a href="{link}" style="text-decoration: none;"><b>{name}</b></a>'
+                + (f" · {rest}" if rest else "")
+            )
+    # Images sit on lines of their own height (the text's 150% line height would pad them).
+    shown = f'<p style="line-height: 100%;">{"&nbsp;&nbsp;".join(images)}</p>' if images else ""
+    if files:
+        shown += "<p>" + "&nbsp;&nbsp;&nbsp;".join(files) + "</p>"
+    return shown
 
 
 def add_thumbnails(doc: QTextDocument, parts: tuple[ImagePart | FilePart, ...]) -> None:
@@ -86,7 +95,8 @@ def estimate_height(parts: tuple[ImagePart | FilePart, ...], line: float) -> flo
     if not parts:
         return 0.0
     images = any(isinstance(p, ImagePart) for p in parts)
-    return float(THUMB_HEIGHT) + 8.0 if images else line * 1.5
+    files = any(isinstance(p, FilePart) for p in parts)
+    return (THUMB_HEIGHT + 12.0 if images else 0.0) + (line * 1.5 if files else 0.0)
 
 
 def attachment_index(anchor: str) -> int | None:

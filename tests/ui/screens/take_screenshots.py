@@ -196,6 +196,49 @@ def drag_select(view, row: int, words: int) -> None:
     QTest.mouseRelease(viewport, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, end)
 
 
+def _attachment_files(tmp):
+    """A painted landscape (PNG) and a text file to attach."""
+    from PySide6.QtCore import QPointF
+    from PySide6.QtGui import QColor, QImage, QLinearGradient, QPainter, QPolygonF
+
+    image = QImage(640, 420, QImage.Format.Format_RGB32)
+    painter = QPainter(image)
+    sky = QLinearGradient(0, 0, 0, 420)
+    sky.setColorAt(0, QColor("#f6a85a"))
+    sky.setColorAt(0.55, QColor("#e36f6f"))
+    sky.setColorAt(1, QColor("#2b3d6b"))
+    painter.fillRect(image.rect(), sky)
+    painter.setPen(Qt.PenStyle.NoPen)
+    painter.setBrush(QColor("#fff1c1"))
+    painter.drawEllipse(QPointF(430, 190), 46, 46)
+    painter.setBrush(QColor("#3b3457"))
+    painter.drawPolygon(
+        QPolygonF(
+            [
+                QPointF(x, y)
+                for x, y in (
+                    (0, 300),
+                    (140, 150),
+                    (260, 280),
+                    (380, 120),
+                    (520, 270),
+                    (640, 180),
+                    (640, 320),
+                    (0, 320),
+                )
+            ]
+        )
+    )
+    painter.setBrush(QColor("#22476b"))
+    painter.drawRect(0, 300, 640, 120)
+    painter.end()
+    picture = tmp / "lake.png"
+    image.save(str(picture))
+    notes = tmp / "trip-notes.md"
+    notes.write_text("# Trip\n\nDay 3: Lake Louise at sunset.\n", encoding="utf-8")
+    return picture, notes
+
+
 async def main():
     import tempfile
 
@@ -273,6 +316,23 @@ async def main():
         w.versions.edit_last()
         await shot(w, "editing")
         w.versions.cancel()
+        await close_window(w)
+        # Attachments: a sent picture and file in the bubble, then new chips in the composer.
+        picture, notes = _attachment_files(tmp)
+        w = await opened(tmp / "attachments", sim.openai_base_url)
+        w.composer.choose_files = lambda: [str(picture), str(notes)]
+        w.composer.attach_button.click()
+        w.composer.edit.setPlainText("Where was this taken? My notes are attached.")
+        sim.enqueue(
+            Reply(text="A **mountain lake** at sunset — your notes say it is *Lake Louise*.")
+        )
+        w.composer.send_button.click()
+        await until(lambda: not w.controller.busy, within=20)
+        await asyncio.sleep(0.5)
+        w.composer.choose_files = lambda: [str(picture)]
+        w.composer.attach_button.click()
+        w.composer.edit.setPlainText("And this one?")
+        await shot(w, "attachments")
         await close_window(w)
         sim.enqueue(
             Reply(

@@ -30,6 +30,7 @@ __all__ = [
     "TAIL_UP",
     "Row",
     "as_row",
+    "branch_data",
     "branch_rows",
     "leaf_under",
     "position",
@@ -109,6 +110,27 @@ async def branch_rows(
             (session_id, leaf, -1, after_seq, -1 if limit is None else limit),
         )
     return [as_row(r) for r in rows]
+
+
+async def branch_data(
+    conn: aiosqlite.Connection, session_id: str, leaf: int | None, forked: bool
+) -> list[tuple[int, str]]:
+    """``(seq, data)`` of every message from the first one down to ``leaf``, oldest first:
+    what a whole load needs, and nothing more (the hot path of opening a conversation)."""
+    if leaf is None:
+        return []
+    if not forked:
+        rows = await conn.execute_fetchall(
+            "SELECT seq, data FROM messages WHERE session_id = ? AND seq <= ? ORDER BY seq",
+            (session_id, leaf),
+        )
+    else:
+        rows = await conn.execute_fetchall(
+            _UP + "SELECT m.seq, m.data FROM up JOIN messages m ON m.session_id = ?1 "
+            "AND m.seq = up.seq ORDER BY m.seq",
+            (session_id, leaf, -1),
+        )
+    return rows  # type: ignore[return-value]  # (INTEGER, TEXT NOT NULL) columns
 
 
 async def tail_rows(

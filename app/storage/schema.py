@@ -225,6 +225,60 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         # the history was linear, so the record is the current branch's.
         "ALTER TABLE stop_records ADD COLUMN leaf_seq INTEGER",
     ),
+    (
+        # Schema 12: cheaper appends (fewer pages written by each commit). The full-text index
+        # no longer keeps its own copy of every message's text: it reads it from the messages
+        # (external content, the view ``messages_text``). Its text is the message's content;
+        # ``messages_index_text`` holds the few where it is not (a message of parts: its words
+        # and attachments' names; a lone surrogate repaired), keyed by messages.id. Triggers
+        # keep the index right on insert, delete and an update of a message's data. The
+        # ``sessions_by_update`` index is dropped: every append rewrote a page of it, and the
+        # list sorts its few rows (pinned first) without it.
+        "CREATE TABLE messages_index_text (id INTEGER PRIMARY KEY, text TEXT NOT NULL)",
+        # What the old index holds that is not the content (a row set by the store's repair).
+        """INSERT INTO messages_index_text(id, text)
+            SELECT f.rowid, f.text FROM messages_fts f JOIN messages m ON m.id = f.rowid
+            WHERE f.text IS NOT COALESCE(
+                CASE WHEN json_valid(m.data) THEN json_extract(m.data, '$.content') END, '')""",
+        "DROP TRIGGER messages_fts_insert",
+        "DROP TRIGGER messages_fts_delete",
+        "DROP TABLE messages_fts",
+        """CREATE VIEW messages_text(id, text) AS
+            SELECT m.id, COALESCE(
+                o.text, CASE WHEN json_valid(m.data) THEN json_extract(m.data, '$.content') END, '')
+            FROM messages m LEFT JOIN messages_index_text o ON o.id = m.id""",
+        """CREATE VIRTUAL TABLE messages_fts USING fts5(
+            text, content = 'messages_text', content_rowid = 'id',
+            tokenize = 'unicode61 remove_diacritics 2'
+        )""",
+        "INSERT INTO messages_fts(messages_fts) VALUES ('rebuild')",
+        # A new message has no row in messages_index_text yet: its text is its content (the
+        # store replaces it in the same transaction where that is not right).
+        """CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+            INSERT INTO messages_fts(rowid, text)
+            VALUES (NEW.id, COALESCE(json_extract(NEW.data, '$.content'), ''));
+        END""",
+        # An external-content index forgets a row only when told its exact indexed text. A row
+        # whose data is not JSON (damaged by hand) reads as '' everywhere, so it can go.
+        """CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+            INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', OLD.id,
+                COALESCE((SELECT text FROM messages_index_text WHERE id = OLD.id),
+                    CASE WHEN json_valid(OLD.data) THEN json_extract(OLD.data, '$.content') END,
+                    ''));
+            DELETE FROM messages_index_text WHERE id = OLD.id;
+        END""",
+        """CREATE TRIGGER messages_fts_update AFTER UPDATE OF data ON messages BEGIN
+            INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', OLD.id,
+                COALESCE((SELECT text FROM messages_index_text WHERE id = OLD.id),
+                    CASE WHEN json_valid(OLD.data) THEN json_extract(OLD.data, '$.content') END,
+                    ''));
+            DELETE FROM messages_index_text WHERE id = OLD.id;
+            INSERT INTO messages_fts(rowid, text)
+            VALUES (NEW.id, COALESCE(
+                CASE WHEN json_valid(NEW.data) THEN json_extract(NEW.data, '$.content') END, ''));
+        END""",
+        "DROP INDEX sessions_by_update",
+    ),
 )
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 

@@ -4,10 +4,11 @@ Python strings may hold lone surrogates (a broken paste), which have no UTF-8 fo
 :func:`storable_text` repairs them for the short texts stored as plain columns, and a message
 whose content has one is indexed with U+FFFD in its place (:func:`repaired_index_text`, applied
 by the store's appends). Index rows written before that repair are fixed when a search meets
-them (:func:`search`). The index itself (``messages_fts``) is kept by triggers in
-:mod:`app.storage.schema`. A message of parts (text, images, files) is indexed by its text and
-its attachments' names (:func:`~app.parts.index_text`), never by the JSON of its parts nor a
-file's contents.
+them (:func:`search`). The index itself (``messages_fts``, external content read from the view
+``messages_text``, schema 12) is kept by triggers in :mod:`app.storage.schema`; a message
+indexed by other text than its content has that text in ``messages_index_text``. A message
+of parts (text, images, files) is indexed by its text and its attachments' names
+(:func:`~app.parts.index_text`), never by the JSON of its parts nor a file's contents.
 """
 
 from __future__ import annotations
@@ -117,9 +118,7 @@ async def _repair_index(database: Database, message_ids: list[int]) -> None:
                 continue
             text = _index_text_of(str(rows[0][0]))
             if text is not None:
-                await conn.execute(
-                    "UPDATE messages_fts SET text = ? WHERE rowid = ?", (text, message_id)
-                )
+                await _replace_index_text(conn, message_id, text)
 
     await database.transaction(op)
 
@@ -155,11 +154,28 @@ def _index_text_of(data: str) -> str | None:
 
 
 async def set_index_text(conn: aiosqlite.Connection, session_id: str, seq: int, text: str) -> None:
-    await conn.execute(
-        "UPDATE messages_fts SET text = ? WHERE rowid = "
-        "(SELECT id FROM messages WHERE session_id = ? AND seq = ?)",
-        (text, session_id, seq),
+    """Index message ``seq`` of ``session_id`` by ``text`` instead of its content."""
+    rows = list(
+        await conn.execute_fetchall(
+            "SELECT id FROM messages WHERE session_id = ? AND seq = ?", (session_id, seq)
+        )
     )
+    if rows:
+        await _replace_index_text(conn, int(rows[0][0]), text)
+
+
+async def _replace_index_text(conn: aiosqlite.Connection, message_id: int, text: str) -> None:
+    """The index reads its text from the view ``messages_text`` (schema 12): forget what it
+    holds for the message (told exactly), keep ``text`` as its own, and index that."""
+    await conn.execute(
+        "INSERT INTO messages_fts(messages_fts, rowid, text) "
+        "SELECT 'delete', id, text FROM messages_text WHERE id = ?",
+        (message_id,),
+    )
+    await conn.execute(
+        "INSERT OR REPLACE INTO messages_index_text(id, text) VALUES (?, ?)", (message_id, text)
+    )
+    await conn.execute("INSERT INTO messages_fts(rowid, text) VALUES (?, ?)", (message_id, text))
 
 
 def _is_utf8(data: bytes) -> bool:

@@ -28,7 +28,6 @@ from ..errors import StorageCorruptError, StorageError, StorageFullError, Storag
 from ..messages import (
     Message,
     MessageFormatError,
-    message_from_json,
     message_to_json,
 )
 from .attachments import fill_messages, fill_records, has_attachments, save_attachments
@@ -44,6 +43,7 @@ from .base import (
 from .branches import (
     Row,
     as_row,
+    branch_data,
     branch_rows,
     leaf_under,
     position,
@@ -52,6 +52,7 @@ from .branches import (
     validate_seq,
 )
 from .database import Database, scalar, translate_sqlite_error
+from .decode import decode
 from .schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from .search import (
     SearchHit,
@@ -305,7 +306,14 @@ class SQLiteSessionStore:
         await self.database.transaction(op)
 
     async def load(self, session_id: str) -> list[Message]:
-        return [r.message for r in await self.load_records(session_id)]
+        """The current branch's messages, oldest first (only their data is read)."""
+
+        async def op(conn: aiosqlite.Connection) -> list[Message]:
+            at = await position(conn, session_id)
+            rows = await branch_data(conn, session_id, at.leaf, at.forked)
+            return await fill_messages(conn, self._decode_rows(rows))
+
+        return await self.database.read(op)
 
     async def load_records(
         self, session_id: str, *, after_seq: int = 0, limit: int | None = None
@@ -453,11 +461,18 @@ class SQLiteSessionStore:
 
     def _decode(self, seq: int, data: str) -> Message:
         try:
-            return message_from_json(data)
+            return decode(data)
         except MessageFormatError as err:
             raise StorageCorruptError(
                 f"Message {seq} in {self.path} cannot be read: {err}."
             ) from err
+
+    def _decode_rows(self, rows: list[tuple[int, str]]) -> list[Message]:
+        """The messages of ``(seq, data)`` rows (the first that cannot be read is named)."""
+        try:
+            return [decode(data) for _seq, data in rows]
+        except MessageFormatError:
+            return [self._decode(seq, data) for seq, data in rows]  # raises, naming the row
 
 
 def _kind(message: Message) -> str:

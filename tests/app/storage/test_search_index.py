@@ -1,0 +1,140 @@
+"""Schema 12's full-text index: external content read from the messages, migrated from 11."""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from app import AssistantMessage, UserMessage
+from app.messages import message_to_json
+from app.parts import TextPart
+from app.storage import SQLiteSessionStore
+from app.storage.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
+
+
+def fts_ok(path: Path) -> None:
+    """FTS5's own check of the index against its content (raises when they disagree)."""
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('integrity-check', 1)")
+
+
+def make_v11_database(path: Path) -> None:
+    """Schema 11 as the store wrote it: a plain chat and a message of parts whose index text
+    the store had set to its words (not the JSON of its parts)."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("BEGIN")
+    for step in MIGRATIONS[:11]:
+        for statement in step:
+            conn.execute(statement)
+    rows = [
+        ("a", 1, None, UserMessage("an apple question")),
+        ("a", 2, 1, AssistantMessage("a banana answer")),
+        ("b", 1, None, UserMessage((TextPart("cherry parts"),))),
+    ]
+    for session, seq, parent, message in rows:
+        conn.execute(
+            "INSERT INTO messages(session_id, seq, parent_seq, request_id, kind, data, "
+            "created_at) VALUES (?, ?, ?, 'r', 'user', ?, 1.0)",
+            (session, seq, parent, message_to_json(message)),
+        )
+    conn.execute(
+        "UPDATE messages_fts SET text = 'cherry parts' WHERE rowid = "
+        "(SELECT id FROM messages WHERE session_id = 'b')"
+    )
+    conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
+    conn.execute("PRAGMA user_version=11")
+    conn.execute("COMMIT")
+    conn.close()
+
+
+async def test_schema_11_migrates_with_every_message_searchable(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    make_v11_database(path)
+    store = SQLiteSessionStore(path)
+    try:
+        assert [(h.session_id, h.seq) for h in await store.search("apple")] == [("a", 1)]
+        assert [(h.session_id, h.seq) for h in await store.search("banana")] == [("a", 2)]
+        [parts] = await store.search("cherry")
+        assert (parts.session_id, parts.snippet) == ("b", "[cherry] parts")
+        assert await store.search("type") == []  # the parts' JSON is still not indexed
+        assert await store.integrity_check() == ["ok"]
+    finally:
+        await store.close()
+    fts_ok(path)
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_schema")}
+        assert "sessions_by_update" not in names and "messages_fts_content" not in names
+        assert conn.execute("SELECT id, text FROM messages_index_text").fetchall() == [
+            (3, "cherry parts")
+        ]
+
+
+async def test_the_index_follows_appends_deletes_and_changed_data(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    store = SQLiteSessionStore(path)
+    try:
+        await store.append("s", "r", UserMessage("alpha words"))
+        await store.append("s", "r", UserMessage((TextPart("beta parts"),)))
+        await store.append("s", "r", UserMessage("gamma \ud800 broken"))
+        await store.append_many("t", "r", [UserMessage("alpha again"), AssistantMessage("delta")])
+        assert sorted(h.session_id for h in await store.search("alpha")) == ["s", "t"]
+        assert [h.snippet for h in await store.search("beta")] == ["[beta] parts"]
+        assert [h.snippet for h in await store.search("gamma")] == ["[gamma] \ufffd broken"]
+        fts_ok(path)
+        assert await store.delete_session("s")
+        assert [h.session_id for h in await store.search("alpha")] == ["t"]
+        assert await store.search("beta") == [] and await store.search("gamma") == []
+        fts_ok(path)
+    finally:
+        await store.close()
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        assert conn.execute("SELECT count(*) FROM messages_index_text").fetchone() == (0,)
+        conn.execute(
+            "UPDATE messages SET data = ? WHERE session_id = 't' AND seq = 2",
+            (message_to_json(AssistantMessage("epsilon")),),
+        )
+        conn.execute("UPDATE messages SET data = '{damaged' WHERE session_id = 't' AND seq = 1")
+        conn.commit()
+    fts_ok(path)
+    store = SQLiteSessionStore(path)
+    try:
+        assert [h.seq for h in await store.search("epsilon")] == [2]
+        assert await store.search("delta") == [] and await store.search("alpha") == []
+        assert await store.delete_session("t")  # a damaged row can still be deleted
+    finally:
+        await store.close()
+    fts_ok(path)
+
+
+async def test_loading_reads_only_seq_and_data_and_names_a_damaged_row(tmp_path: Path) -> None:
+    from app.errors import StorageCorruptError
+
+    path = tmp_path / "c.sqlite"
+    store = SQLiteSessionStore(path)
+    try:
+        for i in range(5):
+            await store.append(
+                "s", "r", UserMessage(f"q{i}") if i % 2 == 0 else AssistantMessage(f"a{i}")
+            )
+        assert await store.load("s") == [
+            UserMessage("q0"),
+            AssistantMessage("a1"),
+            UserMessage("q2"),
+            AssistantMessage("a3"),
+            UserMessage("q4"),
+        ]
+    finally:
+        await store.close()
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        conn.execute("UPDATE messages SET data = '{\"v\":1}' WHERE seq = 4")
+        conn.commit()
+    store = SQLiteSessionStore(path)
+    try:
+        with pytest.raises(StorageCorruptError, match="Message 4 "):
+            await store.load("s")
+    finally:
+        await store.close()

@@ -6,7 +6,7 @@ docstring for what exactly is timed). Prints one table and writes it, with the r
 says where a SPEC target is missed. "Flat" means at most 2× the small case (noise margin).
 
 Figures (``--only`` names): coldstart, streaming, provider_rates, render, markdown_worst, open,
-resume_point, store.
+resume_point, store, search.
 """
 
 from __future__ import annotations
@@ -292,6 +292,35 @@ def store(quick: bool) -> tuple[list[Row], Any]:
     return rows, raw
 
 
+def search(quick: bool) -> tuple[list[Row], Any]:
+    from bench.search import measure
+
+    large = 20_000 if quick else 100_000
+    raw = asyncio.run(measure(large=large, small=1_000))
+    worst = raw["worst"]
+    label = "same queries over 1k messages"
+    return [
+        _row(
+            f"search {large // 1000}k messages: median query latency",
+            raw["median_large_ms"],
+            raw["median_small_ms"],
+            "ms",
+            "flat (≤ 2×)",
+            raw["median_large_ms"] <= FLAT * raw["median_small_ms"],
+            label,
+        ),
+        _row(
+            f"search {large // 1000}k messages: slowest query ({worst})",
+            raw["large_ms"][worst],
+            raw["small_ms"][worst],
+            "ms",
+            "flat (≤ 2×)",
+            raw["ratios"][worst] <= FLAT,
+            label,
+        ),
+    ], raw
+
+
 FIGURES: dict[str, Callable[[bool], tuple[list[Row], Any]]] = {
     "coldstart": coldstart,
     "streaming": streaming,
@@ -301,6 +330,7 @@ FIGURES: dict[str, Callable[[bool], tuple[list[Row], Any]]] = {
     "open": open_conversation,
     "resume_point": resume_point,
     "store": store,
+    "search": search,
 }
 
 

@@ -1,0 +1,105 @@
+"""Search: query latency over 100,000 messages against the same queries over 1,000.
+
+Two stores are filled the same way (sessions of 100 messages, each saved with ``append_many``
+at ``synchronous=normal``: filling is not what is timed), with text drawn from one vocabulary
+in a Zipf-like mix, so a word's share of the messages is the same in both corpora. Then each
+query of :data:`QUERIES` — a rare word, a common one, a prefix, two words — runs through
+``SQLiteSessionStore.search`` (the app's search: every word, the last as a prefix, best 50 by
+rank, with snippets) several times; the figure is the median latency of each query, and the
+ratio of the large corpus to the small one (goal: flat, within 2×).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from app import AssistantMessage, SQLiteSessionStore, UserMessage
+
+PER_SESSION = 100
+WORDS = 30
+VOCABULARY = [f"w{i:04d}" for i in range(5_000)]
+#: name → what the person types.
+QUERIES = {
+    "rare word": "w4000",
+    "mid word": "w0200",
+    "common word": "w0003",
+    "prefix": "w01",
+    "two words": "w0010 w0500",
+}
+
+
+def _texts(n: int, seed: int = 18) -> list[str]:
+    rng = random.Random(seed)
+    weights = [1 / (rank + 1) for rank in range(len(VOCABULARY))]
+    words = rng.choices(VOCABULARY, weights=weights, k=n * WORDS)
+    return [" ".join(words[i * WORDS : (i + 1) * WORDS]) for i in range(n)]
+
+
+async def _fill(store: SQLiteSessionStore, n: int) -> None:
+    texts = _texts(n)
+    for start in range(0, n, PER_SESSION):
+        chunk = texts[start : start + PER_SESSION]
+        messages = [
+            UserMessage(t) if i % 2 == 0 else AssistantMessage(t) for i, t in enumerate(chunk)
+        ]
+        await store.append_many(f"s{start // PER_SESSION:05d}", "r", messages)
+
+
+async def _latencies(store: SQLiteSessionStore, repeats: int) -> dict[str, float]:
+    result = {}
+    for name, query in QUERIES.items():
+        await store.search(query)  # warm: the pages it reads are in the cache
+        samples = []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            hits = await store.search(query)
+            samples.append(time.perf_counter() - started)
+        assert hits, f"{name!r} found nothing"
+        result[name] = statistics.median(samples) * 1000
+    return result
+
+
+async def measure(large: int = 100_000, small: int = 1_000, repeats: int = 15) -> dict[str, Any]:
+    """Median latency (ms) of each query over each corpus, and the large/small ratios."""
+    runs: dict[str, dict[str, float]] = {}
+    fill_s: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(dir=Path.cwd()) as tmp:
+        for key, n in (("small", small), ("large", large)):
+            store = SQLiteSessionStore(Path(tmp) / f"{key}.sqlite", synchronous="normal")
+            try:
+                started = time.perf_counter()
+                await _fill(store, n)
+                fill_s[key] = time.perf_counter() - started
+                runs[key] = await _latencies(store, repeats)
+            finally:
+                await store.close()
+    ratios = {name: runs["large"][name] / runs["small"][name] for name in QUERIES}
+    return {
+        "messages": {"large": large, "small": small},
+        "fill_s": fill_s,
+        "large_ms": runs["large"],
+        "small_ms": runs["small"],
+        "ratios": ratios,
+        "median_large_ms": statistics.median(runs["large"].values()),
+        "median_small_ms": statistics.median(runs["small"].values()),
+        "worst": max(ratios, key=lambda name: ratios[name]),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--large", type=int, default=100_000)
+    parser.add_argument("--small", type=int, default=1_000)
+    args = parser.parse_args()
+    print(asyncio.run(measure(args.large, args.small)))
+
+
+if __name__ == "__main__":
+    main()

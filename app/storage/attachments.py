@@ -102,10 +102,12 @@ async def attachment_bytes(conn: aiosqlite.Connection, digests: Sequence[str]) -
 
 
 def _wanted(messages: Iterable[Message]) -> list[str]:
+    # Plain text messages (nearly all of a long load) are passed over by two type tests.
     return sorted(
         {
             p.digest
             for m in messages
+            if type(m.content) is tuple
             for p in _attachments(m)
             if isinstance(p, ImagePart) and p.data is None
         }

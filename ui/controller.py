@@ -93,6 +93,7 @@ class ConversationController(QObject):
         self.name_on_first_send: str | None = None
         self._shutting_down = False
         self._reload_after = False  # the request adds a version: show the branch again after
+        self._loading = False  # older messages are being read (a scroll to the top)
         services.approver = self._approve
 
     # --- state -----------------------------------------------------------------------------
@@ -179,10 +180,10 @@ class ConversationController(QObject):
             self.resumeInfoChanged.emit(None)
             self.sessionChanged.emit(None)
             return
-        view = await self.services.branch(session_id)
+        view = await self.services.branch_tail(session_id)  # its end; older parts on scroll
         if self.session_id != session_id:
             return  # another conversation was opened meanwhile
-        self.model.load_branch(view.records, view.versions)
+        self.model.load_branch(view.records, view.versions, earlier=view.earlier)
         self.read_only = not self.services.try_lock_session(session_id)
         self.sessionChanged.emit(session_id)
         await self.refresh_resume(show_draft=True)
@@ -335,10 +336,27 @@ class ConversationController(QObject):
         session_id = self.session_id
         if session_id is None:
             return
-        view = await self.services.branch(session_id)
+        view = await self.services.branch_tail(session_id)
         if session_id == self.session_id and not self.busy:
-            self.model.load_branch(view.records, view.versions)
+            self.model.load_branch(view.records, view.versions, earlier=view.earlier)
             self.branchShown.emit()
+
+    async def load_earlier(self) -> bool:
+        """Put the branch's older messages above the rows (the view scrolled to the top);
+        whether any came. One read at a time; a conversation switched meanwhile is left
+        alone."""
+        session_id, first = self.session_id, self.model.first_seq
+        if session_id is None or first is None or not self.model.earlier or self._loading:
+            return False
+        self._loading = True
+        try:
+            view = await self.services.branch_before(session_id, first)
+        finally:
+            self._loading = False
+        if session_id != self.session_id or self.model.first_seq != first:
+            return False
+        self.model.prepend_branch(view.records, view.versions, earlier=view.earlier)
+        return bool(view.records)
 
     def stop(self) -> bool:
         """Cancel the running request (exactly the task this controller started)."""

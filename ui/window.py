@@ -217,6 +217,7 @@ class MainWindow(QMainWindow):
         self.resume_bar.resumeWithModelRequested.connect(self._resume_with)
         self.resume_bar.dismissRequested.connect(lambda: c.spawn(c.dismiss()))
         self.sidebar.sessionActivated.connect(lambda sid: c.spawn(self._open_chosen(sid)))
+        self.transcript.nearTop.connect(lambda: c.spawn(c.load_earlier()))  # older messages
         self.sidebar.newRequested.connect(self.new_conversation)
         self.sidebar.renameRequested.connect(lambda sid, title: c.spawn(self._rename(sid, title)))
         self.sidebar.pinRequested.connect(lambda sid, pinned: c.spawn(self._pin(sid, pinned)))

@@ -437,6 +437,17 @@ class AppServices:
         """The current branch (records with seqs) and the versions it can switch between."""
         return await _branches.read_branch(self.client, session_id)
 
+    async def branch_tail(self, session_id: str) -> BranchView:
+        """The current branch's end (what a conversation opens with; ``earlier`` says whether
+        older messages remain, read with :meth:`branch_before`)."""
+        return await _branches.read_tail(self.client, session_id)
+
+    async def branch_before(self, session_id: str, seq: int) -> BranchView:
+        """The current branch's older part just above message ``seq`` (a scroll to the top)."""
+        return await _branches.read_tail(
+            self.client, session_id, _branches.EARLIER_CHUNK, before=seq
+        )
+
     async def branch_until(self, session_id: str, seq: int, *, keep: bool = True) -> BranchView:
         """The branch down to message ``seq`` (or the one before it: ``keep=False``)."""
         return await _branches.read_until(self.client, session_id, seq, keep=keep)

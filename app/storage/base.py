@@ -149,6 +149,14 @@ class SessionStore(Protocol):
         """The last ``n`` messages of the current branch, oldest first."""
         ...
 
+    async def tail_records(
+        self, session_id: str, n: int, *, before: int | None = None
+    ) -> list[StoredMessage]:
+        """The last ``n`` records of the current branch, oldest first; ``before``: the last
+        ``n`` above message ``before`` (the part of the branch not yet read). Reads only
+        those rows: a long conversation opens from its end."""
+        ...
+
     async def leaf(self, session_id: str) -> int | None:
         """The current branch's newest message (``None``: no message)."""
         ...
@@ -263,6 +271,15 @@ class InMemorySessionStore:
     async def tail(self, session_id: str, n: int) -> list[Message]:
         rows = await self.load_records(session_id)
         return [r.message for r in rows[-n:]] if n > 0 else []
+
+    async def tail_records(
+        self, session_id: str, n: int, *, before: int | None = None
+    ) -> list[StoredMessage]:
+        leaf = self._leaves.get(session_id) if before is None else None
+        if before is not None:
+            leaf = self._record(session_id, before).parent_seq
+        rows = await self.load_branch(session_id, leaf)
+        return rows[-n:] if n > 0 else []
 
     async def leaf(self, session_id: str) -> int | None:
         return self._leaves.get(session_id)

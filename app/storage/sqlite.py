@@ -354,6 +354,22 @@ class SQLiteSessionStore:
 
         return await self.database.read(op)
 
+    async def tail_records(
+        self, session_id: str, n: int, *, before: int | None = None
+    ) -> list[StoredMessage]:
+        """The current branch's last ``n`` records, oldest first (``before``: the last ``n``
+        above message ``before``); reads only those rows."""
+        if n <= 0:
+            return []
+
+        async def op(conn: aiosqlite.Connection) -> list[StoredMessage]:
+            at = await position(conn, session_id)
+            leaf = at.leaf if before is None else await validate_seq(conn, session_id, before)
+            rows = await tail_rows(conn, session_id, leaf, at.forked, n)
+            return await fill_records(conn, [self._record(r) for r in reversed(rows)])
+
+        return await self.database.read(op)
+
     async def leaf(self, session_id: str) -> int | None:
         async def op(conn: aiosqlite.Connection) -> int | None:
             return (await position(conn, session_id)).leaf

@@ -27,7 +27,7 @@ from app import Message, StoredMessage, ToolCall, ToolMessage
 from app.services import FilePart, ImagePart
 
 from ..plain import plain_tooltip
-from .branching import rows_from_branch
+from .branching import place_versions, rows_from_branch
 from .rows import (
     ItemKind,
     RowChange,
@@ -76,6 +76,10 @@ class TranscriptModel(QAbstractListModel):
         self._flush.setSingleShot(True)
         self._flush.setInterval(FLUSH_INTERVAL_MS)
         self._flush.timeout.connect(self.flush)
+        #: The branch has older messages than the rows show (read as the view scrolls up),
+        #: above message ``first_seq`` (the first one read).
+        self.earlier = False
+        self.first_seq: int | None = None
 
     # --- Qt model interface ----------------------------------------------------------------
 
@@ -185,6 +189,7 @@ class TranscriptModel(QAbstractListModel):
         self._pending_reasoning.clear()
         self.beginResetModel()  # opening another conversation: a reset is the honest signal
         self._rows = Rows()
+        self.earlier, self.first_seq = False, None
         self.endResetModel()
 
     def load_history(self, messages: Iterable[Message]) -> None:
@@ -192,11 +197,39 @@ class TranscriptModel(QAbstractListModel):
         self._load(rows_from_history(messages))
 
     def load_branch(
-        self, records: Iterable[StoredMessage], versions: Iterable[tuple[int, ...]] = ()
+        self,
+        records: Iterable[StoredMessage],
+        versions: Iterable[tuple[int, ...]] = (),
+        *,
+        earlier: bool = False,
     ) -> None:
         """Replace the rows with a conversation's branch, each row knowing its message's seq
-        and the versions it can switch to."""
+        and the versions it can switch to; ``earlier``: only its end was read (older
+        messages come with :meth:`prepend_branch`)."""
+        records = list(records)
         self._load(rows_from_branch(records, versions))
+        self.earlier = earlier  # older messages of the branch are not in the rows yet
+        self.first_seq = records[0].seq if records else None
+
+    def prepend_branch(
+        self, records: list[StoredMessage], versions: Iterable[tuple[int, ...]], *, earlier: bool
+    ) -> None:
+        """Put the branch's older part ``records`` above the rows (one insert at the top; the
+        view keeps the rows on screen where they were)."""
+        self.earlier = earlier
+        if not records:
+            return
+        self.first_seq = records[0].seq
+        older = rows_from_branch(records)
+        if older.items:
+            self.beginInsertRows(QModelIndex(), 0, len(older.items) - 1)
+            self._rows.prepend(older)
+            self.endInsertRows()
+        for item in place_versions(self._rows.items, versions):  # arrows on the new rows
+            row = self._rows.row_of(item)
+            if row >= 0:
+                index = self.index(row, 0)
+                self.dataChanged.emit(index, index)
 
     def _load(self, rows: Rows) -> None:
         self.clear()

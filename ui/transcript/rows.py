@@ -348,6 +348,11 @@ class Rows:
     def remove_at(self, row: int) -> None:
         del self.items[row]
 
+    def prepend(self, older: Rows) -> None:
+        """Put ``older`` (the rows of the messages before these) in front of these rows."""
+        self.items[:0] = older.items
+        self._tools = {**older._tools, **self._tools}
+
     # --- messages --------------------------------------------------------------------------
 
     def rows_for(self, message: Message) -> list[TranscriptItem]:

@@ -38,6 +38,8 @@ class TranscriptView(QListView):
 
     #: (QMenu, TranscriptItem): a row's right-click menu is about to show; add to it.
     rowMenu = Signal(object, object)
+    #: Scrolled within a screen of the top while the conversation has older messages to read.
+    nearTop = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -98,12 +100,21 @@ class TranscriptView(QListView):
             self.verticalScrollBar().setValue(high)
             self._adjusting = False
         self.scroller.update_button()
+        self._check_top()
 
     def _value_changed(self, value: int) -> None:
         if not self._adjusting:
             self._follow = value >= self.verticalScrollBar().maximum() - 8
             self.scroller.remember_anchor()
         self.scroller.update_button()
+        self._check_top()
+
+    def _check_top(self) -> None:
+        """Ask for older messages once the top is a screen away (or the rows do not fill it)."""
+        bar = self.verticalScrollBar()
+        model = self.model()
+        if getattr(model, "earlier", False) and bar.value() <= bar.pageStep():
+            self.nearTop.emit()
 
     def follow(self) -> None:
         """Jump to the end and follow the stream again (after sending, for instance)."""

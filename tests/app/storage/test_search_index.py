@@ -138,3 +138,21 @@ async def test_loading_reads_only_seq_and_data_and_names_a_damaged_row(tmp_path:
             await store.load("s")
     finally:
         await store.close()
+
+
+async def test_search_ranks_only_the_newest_matches(tmp_path: Path) -> None:
+    from app.storage.search import search
+
+    store = SQLiteSessionStore(tmp_path / "c.sqlite")
+    try:
+        # Older messages say "needle" more often (a better rank), newer ones once.
+        await store.append_many("old", "r", [UserMessage("needle " * 5 + str(i)) for i in range(5)])
+        await store.append_many("new", "r", [UserMessage(f"needle and hay {i}") for i in range(5)])
+        every = await search(store.database, "needle", limit=3)
+        assert [h.session_id for h in every] == ["old"] * 3  # all ten ranked: the old win
+        newest = await search(store.database, "needle", limit=3, ranked=5)
+        assert [h.session_id for h in newest] == ["new"] * 3  # only the newest five ranked
+        assert len(await search(store.database, "needle", limit=50, ranked=5)) == 5
+        assert await search(store.database, "absent", ranked=5) == []
+    finally:
+        await store.close()

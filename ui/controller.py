@@ -54,6 +54,11 @@ def background_failure(error: Exception) -> str:
     )
 
 
+def _names(attachments: Sequence[ImagePart | FilePart]) -> str:
+    """A message of only attachments is named after them."""
+    return ", ".join(part.name for part in attachments if part.name)
+
+
 def title_from(text: str) -> str:
     first = " ".join(text.split())[:60]
     return first or "New conversation"
@@ -237,14 +242,16 @@ class ConversationController(QObject):
 
     async def _send(self, text: str, attachments: tuple[ImagePart | FilePart, ...] = ()) -> None:
         if self.session_id is None:
-            info = await self.services.new_session(title_from(text))
+            info = await self.services.new_session(title_from(text or _names(attachments)))
             self.session_id = info.id
             self.services.try_lock_session(info.id)
             self.sessionChanged.emit(info.id)
             self.sessionsChanged.emit()
         elif self.session_id == self.name_on_first_send:
             self.name_on_first_send = None
-            await self.services.rename_session(self.session_id, title_from(text))
+            await self.services.rename_session(
+                self.session_id, title_from(text or _names(attachments))
+            )
             self.sessionsChanged.emit()
         await self._consume(lambda sid: self.services.stream(sid, text, attachments=attachments))
 

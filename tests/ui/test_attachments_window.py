@@ -211,3 +211,21 @@ def test_editing_a_message_keeps_its_image_and_cancel_restores_the_draft(
             assert [p.name for p in composer.attachments()] == ["notes.txt"]  # draft's back
 
     run(scenario(), timeout=60)
+
+
+def test_a_message_of_only_an_image_is_sent_and_named_after_it(run: Any, tmp_path: Path) -> None:
+    image, _notes = _files(tmp_path)
+
+    async def scenario() -> None:
+        async with window_on_simulator(tmp_path / "data") as (sim, window):
+            composer = window.composer
+            composer.choose_files = lambda: [str(image)]
+            composer.attach_button.click()
+            sim.enqueue(Reply(text="A cat."))
+            composer.send_button.click()  # no text: the image alone is the message
+            await answered(window, "A cat.")
+            [info] = await window.services.list_sessions()
+            assert info.title == "cat.png"
+            assert [p["type"] for p in _user_parts(sim.requests[-1])] == ["image_url"]
+
+    run(scenario(), timeout=60)

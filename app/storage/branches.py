@@ -25,6 +25,7 @@ import aiosqlite
 from .database import scalar
 
 __all__ = [
+    "CHILDREN",
     "Position",
     "TAIL_RANGE",
     "TAIL_UP",
@@ -63,6 +64,21 @@ TAIL_UP: Final = (
     _UP + f"SELECT {_COLUMNS} FROM up JOIN messages m ON m.session_id = ?1 AND m.seq = up.seq "
     "ORDER BY m.seq DESC"
 )
+
+# Down from ``?2`` to every message under it. A child is either the message right after its
+# parent (found by its seq) or one in the partial index ``messages_forks`` (schema 12), whose
+# condition the second step repeats word for word so that SQLite uses it.
+CHILDREN: Final = """
+    WITH RECURSIVE down(seq) AS (
+        SELECT ?2
+        UNION ALL
+        SELECT m.seq FROM messages m JOIN down
+            ON m.session_id = ?1 AND m.seq = down.seq + 1 AND m.parent_seq = down.seq
+        UNION ALL
+        SELECT m.seq FROM messages m JOIN down ON m.session_id = ?1 AND m.parent_seq = down.seq
+            WHERE m.parent_seq IS NOT m.seq - 1
+    )
+"""
 
 Row = tuple[int, str, str, float, int | None]
 
@@ -165,11 +181,7 @@ async def leaf_under(conn: aiosqlite.Connection, session_id: str, seq: int) -> i
     await validate_seq(conn, session_id, seq)
     newest = await scalar(
         conn,
-        """WITH RECURSIVE down(seq) AS (
-            SELECT ?2
-            UNION ALL
-            SELECT m.seq FROM messages m JOIN down ON m.session_id = ?1 AND m.parent_seq = down.seq
-        ) SELECT MAX(seq) FROM down""",
+        CHILDREN + " SELECT MAX(seq) FROM down",
         (session_id, seq),
     )
     return int(newest)

@@ -233,7 +233,8 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         # and attachments' names; a lone surrogate repaired), keyed by messages.id. Triggers
         # keep the index right on insert, delete and an update of a message's data. The
         # ``sessions_by_update`` index is dropped: every append rewrote a page of it, and the
-        # list sorts its few rows (pinned first) without it.
+        # list sorts its few rows (pinned first) without it. ``messages_children`` becomes
+        # the partial ``messages_forks`` (below).
         "CREATE TABLE messages_index_text (id INTEGER PRIMARY KEY, text TEXT NOT NULL)",
         # What the old index holds that is not the content (a row set by the store's repair).
         """INSERT INTO messages_index_text(id, text)
@@ -278,6 +279,13 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
                 CASE WHEN json_valid(NEW.data) THEN json_extract(NEW.data, '$.content') END, ''));
         END""",
         "DROP INDEX sessions_by_update",
+        # Children are found by parent through an index only where the parent is not the
+        # message just before (a fork, or another version of a first message); the child
+        # right after its parent is found by its seq. A linear append no longer writes a page
+        # of this index.
+        "DROP INDEX messages_children",
+        """CREATE INDEX messages_forks ON messages(session_id, parent_seq)
+            WHERE parent_seq IS NOT seq - 1""",
     ),
 )
 SCHEMA_VERSION: Final = len(MIGRATIONS)

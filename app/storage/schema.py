@@ -8,7 +8,10 @@ missing steps of :data:`MIGRATIONS` in one transaction.
 Tables: ``sessions`` and ``messages`` (the history, :mod:`app.storage.sqlite`), the app's records
 beside it — ``running_requests``, ``drafts``, ``stop_records``, ``tool_states``,
 ``resume_dismissals`` (:mod:`app.storage.journal`) — ``session_settings``
-(:mod:`app.storage.conversation_settings`) and the full-text index ``messages_fts``.
+(:mod:`app.storage.conversation_settings`), ``attachments`` (:mod:`app.storage.attachments`) and
+the full-text index ``messages_fts`` (since schema 12 it reads the text it shows from the view
+``messages_text``: the content, or the row of ``messages_index_text`` where the indexed text is
+another; :mod:`app.storage.search`).
 """
 
 from __future__ import annotations

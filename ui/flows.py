@@ -274,7 +274,9 @@ class ModelFlow:
         await self.apply_settings()
 
     def open_settings(self) -> None:
-        dialog = SettingsDialog(self._services.settings, self._parent, self.models())
+        dialog = SettingsDialog(
+            self._services.settings, self._parent, self.models(), services=self._services
+        )
         dialog.setModal(True)
         dialog.accepted.connect(lambda: self._settings_chosen(dialog.result_settings()))
         dialog.open()

@@ -1,5 +1,6 @@
-"""Settings: provider, server address, model, system prompt, the API key (OS keyring only), and
-the MCP servers Continuum starts (a name and a command line each).
+"""Settings, on three pages: Providers (provider, server address, model, the API key — OS
+keyring only — and the saved providers, :mod:`ui.settings_profiles`), Conversations (the
+system prompt, naming conversations with the model) and MCP servers (:mod:`ui.settings_mcp_box`).
 
 The key never goes to the settings file or the database. Where this machine has no keyring the
 dialog says so and names the environment variable Continuum reads instead.
@@ -17,23 +18,21 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-import shlex
 
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
-    QGroupBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QListWidget,
-    QListWidgetItem,
     QPlainTextEdit,
     QPushButton,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -43,10 +42,13 @@ from app.services import (
     ConnectionReport,
     McpServerConfig,
     NoKeyringError,
+    ProviderProfile,
     Settings,
+    auto_title_on,
     keyring_available,
     set_api_key,
     test_connection,
+    with_profiles,
 )
 
 from .settings_choices import (
@@ -62,6 +64,8 @@ from .settings_choices import (
     switch_model,
     switch_url,
 )
+from .settings_mcp_box import McpBox
+from .settings_profiles import ProfilesBox, ProfileServices, store_profile_keys
 from .theme import SPACE, tokens_for
 
 __all__ = ["DEFAULT_URLS", "SettingsDialog"]
@@ -97,7 +101,11 @@ class SettingsDialog(QDialog):
     connectionTested = Signal(object)
 
     def __init__(
-        self, settings: Settings, parent: QWidget | None = None, models: list[str] | None = None
+        self,
+        settings: Settings,
+        parent: QWidget | None = None,
+        models: list[str] | None = None,
+        services: ProfileServices | None = None,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("settingsDialog")
@@ -165,37 +173,19 @@ class SettingsDialog(QDialog):
         self.error.setTextFormat(Qt.TextFormat.PlainText)  # may quote what the person typed
         self.error.hide()
 
-        self.mcp_list = QListWidget()
-        _named(self.mcp_list, "mcpList", "MCP servers")
-        self.mcp_list.setMaximumHeight(90)
-        self.mcp_name = QLineEdit()
-        _named(self.mcp_name, "mcpName", "MCP server name")
-        self.mcp_name.setPlaceholderText("For example files")
-        self.mcp_command = QLineEdit()
-        _named(self.mcp_command, "mcpCommand", "MCP server command line")
-        self.mcp_command.setPlaceholderText("For example npx -y some-mcp-server /path")
-        for edit in (self.mcp_name, self.mcp_command):
-            _fit_placeholders(edit, [edit.placeholderText()])
-        self.mcp_add = QPushButton("Add server")
-        _named(self.mcp_add, "mcpAdd", "Add MCP server")
-        self.mcp_remove = QPushButton("Remove selected")
-        _named(self.mcp_remove, "mcpRemove", "Remove MCP server")
-        for server in settings.mcp_servers:
-            self._add_server_item(server)
-        self.mcp_add.clicked.connect(self._add_server)
-        self.mcp_remove.clicked.connect(self._remove_server)
-        mcp_box = QGroupBox("MCP servers (their tools ask before each run)")
-        mcp_layout = QVBoxLayout(mcp_box)
-        mcp_layout.addWidget(self.mcp_list)
-        mcp_form = _form()
-        mcp_form.addRow("&Name", self.mcp_name)
-        mcp_form.addRow("Comman&d", self.mcp_command)
-        mcp_layout.addLayout(mcp_form)
-        mcp_buttons = QHBoxLayout()
-        mcp_buttons.addStretch(1)
-        mcp_buttons.addWidget(self.mcp_add)
-        mcp_buttons.addWidget(self.mcp_remove)
-        mcp_layout.addLayout(mcp_buttons)
+        self.mcp_box = McpBox(settings.mcp_servers, self._fail, self.error.hide)
+        box = self.mcp_box
+        self.mcp_list, self.mcp_name, self.mcp_command = box.list, box.name, box.command
+        self.mcp_add, self.mcp_remove = box.add_button, box.remove_button
+        self.profiles_box = ProfilesBox(settings.profiles, settings.default_profile, services)
+        self.profiles_box.defaultChosen.connect(self._show_profile)
+        self.auto_title = QCheckBox("Name conversations with the model")
+        _named(self.auto_title, "autoTitleCheck", "Name conversations with the model")
+        self.auto_title.setToolTip(
+            "After a conversation's first answer, send its first question and answer to the "
+            "model once more to get a short title (a title you set yourself is never replaced)"
+        )
+        self.auto_title.setChecked(auto_title_on(settings))
 
         form = _form()
         form.addRow("&Provider", self.provider)
@@ -204,7 +194,6 @@ class SettingsDialog(QDialog):
         form.addRow("API &key", self.api_key)
         form.addRow("Key &variable", self.key_env)
         form.addRow("", self.key_note)
-        form.addRow("&System prompt", self.system_prompt)
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
         )
@@ -212,16 +201,35 @@ class SettingsDialog(QDialog):
             button.setIcon(QIcon())
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(SPACE[4], SPACE[4], SPACE[4], SPACE[3])
-        layout.setSpacing(SPACE[2])
-        layout.addLayout(form)
+        # Three pages, so the dialog fits a laptop screen: the providers, what conversations
+        # get by default, and the MCP servers.
+        provider_page = QWidget()
+        page = QVBoxLayout(provider_page)
+        page.setSpacing(SPACE[2])
+        page.addLayout(form)
         test_row = QHBoxLayout()
         test_row.addWidget(self.test_button)
         test_row.addStretch(1)
-        layout.addLayout(test_row)
-        layout.addWidget(self.test_result)
-        layout.addWidget(mcp_box)
+        page.addLayout(test_row)
+        page.addWidget(self.test_result)
+        page.addWidget(self.profiles_box)
+        page.addStretch(1)
+        conversations_page = QWidget()
+        conversations = _form()
+        conversations_page.setLayout(conversations)
+        conversations.addRow("&System prompt", self.system_prompt)
+        conversations.addRow("", self.auto_title)
+        mcp_page = QWidget()
+        QVBoxLayout(mcp_page).addWidget(self.mcp_box)
+        self.pages = QTabWidget()
+        self.pages.setObjectName("settingsPages")
+        self.pages.addTab(provider_page, "&Providers")
+        self.pages.addTab(conversations_page, "&Conversations")
+        self.pages.addTab(mcp_page, "&MCP servers")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(SPACE[4], SPACE[4], SPACE[4], SPACE[3])
+        layout.setSpacing(SPACE[2])
+        layout.addWidget(self.pages)
         layout.addWidget(self.error)
         layout.addWidget(buttons)
 
@@ -235,40 +243,8 @@ class SettingsDialog(QDialog):
         """The Provider entry now chosen."""
         return CHOICES[self._choice]
 
-    # --- MCP servers -----------------------------------------------------------------------
-
-    def _add_server_item(self, server: McpServerConfig) -> None:
-        line = shlex.join([server.command, *server.args])
-        item = QListWidgetItem(f"{server.name} — {line}")
-        item.setData(Qt.ItemDataRole.UserRole, server)
-        self.mcp_list.addItem(item)
-
     def mcp_servers(self) -> tuple[McpServerConfig, ...]:
-        role = Qt.ItemDataRole.UserRole
-        return tuple(self.mcp_list.item(i).data(role) for i in range(self.mcp_list.count()))
-
-    def _add_server(self) -> None:
-        name = self.mcp_name.text().strip()
-        try:
-            words = shlex.split(self.mcp_command.text())
-        except ValueError as err:
-            self._fail(f"The command line cannot be read ({err}); check its quotes.")
-            return
-        if not name or not words:
-            self._fail("Enter a name and the command line that starts the MCP server.")
-            return
-        if any(server.name == name for server in self.mcp_servers()):
-            self._fail(f"There is already an MCP server named {name!r}.")
-            return
-        self._add_server_item(McpServerConfig(name, words[0], tuple(words[1:])))
-        self.mcp_name.clear()
-        self.mcp_command.clear()
-        self.error.hide()
-
-    def _remove_server(self) -> None:
-        row = self.mcp_list.currentRow()
-        if row >= 0:
-            self.mcp_list.takeItem(row)
+        return self.mcp_box.servers()
 
     def _provider_changed(self) -> None:
         arriving = str(self.provider.currentData())
@@ -371,8 +347,12 @@ class SettingsDialog(QDialog):
             base_url = self._settings.base_url if same else ""
         else:
             base_url = self.base_url.text().strip()
+        box = self.profiles_box
+        listed = with_profiles(self._settings, tuple(box.profiles), box.default)
+        auto = self.auto_title.isChecked()
         return dataclasses.replace(
-            self._settings,
+            listed,
+            auto_title=self._settings.auto_title if auto == auto_title_on(self._settings) else auto,
             provider_kind=choice.kind,
             base_url=base_url,
             model=self.model.currentText().strip(),
@@ -398,7 +378,24 @@ class SettingsDialog(QDialog):
                 return
             finally:
                 self.api_key.clear()  # do not keep the secret in a widget longer than needed
+        try:
+            store_profile_keys(self.profiles_box, settings)
+        except NoKeyringError as err:
+            self._fail(str(err))
+            return
         super().accept()
+
+    def _show_profile(self, profile: ProviderProfile) -> None:
+        """Show ``profile`` (now the default) in the Provider fields."""
+        self._choice = choice_for(profile.kind, profile.base_url)
+        self.provider.blockSignals(True)
+        self.provider.setCurrentIndex(self.provider.findData(self._choice))
+        self.provider.blockSignals(False)
+        self.base_url.setText(profile.base_url)
+        self._models[self._choice] = profile.model
+        self._show_model(profile.model)
+        self.key_env.setText(profile.api_key_env or DEFAULT_KEY_ENV)
+        self._update_key_note()
 
     def _fail(self, text: str) -> None:
         self.error.setText(text)

@@ -41,7 +41,13 @@ from ..model import Model
 from ..parts import AttachmentError, FilePart, ImagePart, attachment_parts, with_text
 from ..profiles import REASONING_EFFORTS, Parameters, ProviderProfile, new_profile_id
 from ..resume import CONTINUE_TEXT, RETRY_TEXT, BlockedReason
-from ..secrets import DEFAULT_KEY_ENV, NoKeyringError, keyring_available, set_api_key
+from ..secrets import (
+    DEFAULT_KEY_ENV,
+    NoKeyringError,
+    delete_api_key,
+    keyring_available,
+    set_api_key,
+)
 from ..settings import Settings, load_settings, save_settings, with_profiles
 from ..storage.attachments import read_attachments
 from ..storage.base import SessionInfo
@@ -100,6 +106,7 @@ __all__ = [
     "Resolved",
     "Setup",
     "new_profile_id",
+    "delete_api_key",
     "with_profiles",
     "Settings",
     "SettingsSaveError",

@@ -355,9 +355,11 @@ def test_tab_goes_down_the_form_in_the_order_it_reads(qtbot: Any, memory_keyring
         "Model",
         "API key",
         "API key environment variable",
-        "System prompt",  # Tab leaves the prompt: it does not type a tab character
         "Test connection",
+        "Saved providers",
     ]
+    # The prompt is on the Conversations page; Tab leaves it (it does not type a tab).
+    assert dialog.system_prompt.tabChangesFocus()
 
 
 def test_a_models_name_stays_with_its_provider(qtbot: Any, memory_keyring: Any) -> None:

@@ -81,10 +81,19 @@ def coldstart(quick: bool) -> tuple[list[Row], Any]:
             raw["app_ms"],
             raw["bare_ms"],
             "ms",
-            "≤ 1.5× bare",
-            ratio <= 1.5,
+            "≤ 1.3× bare (never above 1.5×)",
+            ratio <= 1.3,
             "bare PySide6 QMainWindow",
-        )
+        ),
+        _row(
+            "cold start until the main window works",
+            raw["ready_ms"],
+            raw["bare_ms"],
+            "ms",
+            "(reported)",
+            None,
+            "bare PySide6 QMainWindow",
+        ),
     ], raw
 
 

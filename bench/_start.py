@@ -1,11 +1,12 @@
 """Launch driver for the cold-start figure: ``python -m bench._start app DATA_DIR | bare``.
 
-Prints ``shown`` on the first event-loop turn after the window is shown, then exits at once
-(``os._exit``) — the same way for both, so only the start path differs.
+Prints ``shown`` on the first event-loop turn after the first window is shown; ``app`` then
+prints ``ready`` on the first turn after the main window has taken over, and both exit at once
+(``os._exit``) — the same way, so only the start path differs.
 
 ``app`` runs the real entry point, :func:`ui.main.main` (logging, QApplication, single-instance
-check, the qasync loop, ``AppServices.open()``, ``MainWindow``); ``bare`` is a plain PySide6
-``QMainWindow``.
+check, the start window, the qasync loop, the core imported, ``AppServices.open_recovering()``,
+``MainWindow``); ``bare`` is a plain PySide6 ``QMainWindow``.
 """
 
 from __future__ import annotations
@@ -33,20 +34,20 @@ def bare() -> None:
 
 
 def app(data_dir: str) -> None:
+    from PySide6.QtCore import QTimer
+
     import ui.main
 
-    claim_activation = ui.main.SingleInstance.on_activate
+    def say(line: str, last: bool) -> None:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+        if last:
+            os._exit(0)
 
-    def on_activate(self: ui.main.SingleInstance, callback: object) -> None:
-        # Called just before window.show() in ui.main.main: the timer fires on the first loop
-        # turn after the window is shown.
-        from PySide6.QtCore import QTimer
+    def on_stage(stage: str, _window: object) -> None:
+        QTimer.singleShot(0, lambda: say(stage, stage == "ready"))
 
-        claim_activation(self, callback)  # type: ignore[arg-type]
-        QTimer.singleShot(0, _shown)
-
-    ui.main.SingleInstance.on_activate = on_activate  # type: ignore[method-assign]
-    ui.main.main(["--data-dir", data_dir])
+    ui.main.main(["--data-dir", data_dir], on_stage=on_stage)
 
 
 if __name__ == "__main__":

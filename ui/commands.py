@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QUrl
-from PySide6.QtGui import QDesktopServices, QFont
+from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
@@ -50,7 +50,6 @@ __all__ = [
     "edit_focused",
     "import_report_box",
     "open_folder",
-    "scaled_font",
     "show_about",
     "show_shortcuts",
 ]
@@ -93,16 +92,6 @@ def edit_focused(action: str, focus: QWidget | None = None) -> bool:
         return False
     slot()
     return True
-
-
-def scaled_font(base: QFont, zoom: float) -> QFont:
-    """``base`` at ``zoom`` times its size."""
-    font = QFont(base)
-    if base.pointSizeF() > 0:
-        font.setPointSizeF(max(base.pointSizeF() * zoom, 4.0))
-    elif base.pixelSize() > 0:
-        font.setPixelSize(max(round(base.pixelSize() * zoom), 4))
-    return font
 
 
 def all_shortcut_rows() -> list[tuple[str, str, str]]:

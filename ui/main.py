@@ -1,5 +1,11 @@
 """Entry point: ``continuum`` — QApplication on a qasync loop, one instance per data folder.
 
+* The start has two phases: a light window (:mod:`ui.start_window`: the saved theme and place,
+  the conversations' titles, a focused editor) is shown before the agent core, httpx, Markdown
+  and the transcript are imported; then the core is loaded a module at a time (the window
+  keeps taking keys in between), the data folder is opened and the
+  :class:`ui.window.MainWindow` takes the light window's place and what was typed in it.
+
 * ``--data-dir`` overrides the platform data folder (platformdirs); logs rotate in the platform
   log folder (or ``<data-dir>/logs`` when the data folder is given).
 * A second launch on the same data folder asks the first to come forward and exits.
@@ -12,7 +18,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import hashlib
 import logging
 import logging.handlers
@@ -30,9 +35,17 @@ log = logging.getLogger("ui")
 _LOOPS: list[Any] = []
 
 
-def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
-    from app import __version__
+class _Version(argparse.Action):
+    """``--version``: the core (and its version) is imported only when asked, not every start."""
 
+    def __call__(self, parser: argparse.ArgumentParser, *_args: Any, **_kwargs: Any) -> None:
+        from app import __version__
+
+        print(f"Continuum {__version__}")
+        parser.exit()
+
+
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="continuum", description="Continuum chat app")
     parser.add_argument(
         "--data-dir",
@@ -40,7 +53,7 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         default=None,
         help="folder for conversations and settings (default: the platform's)",
     )
-    parser.add_argument("--version", action="version", version=f"Continuum {__version__}")
+    parser.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
     args, _qt_args = parser.parse_known_args(argv)
     return args
 
@@ -129,7 +142,26 @@ class SingleInstance:
         self.server.newConnection.connect(accept)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+#: Imported one at a time after the start window is shown, with a loop turn between them.
+CORE_MODULES = ("httpx", "app", "app.services", "ui.transcript", "ui.window")
+
+
+async def _load_core() -> None:
+    import asyncio
+    import importlib
+
+    for name in CORE_MODULES:
+        importlib.import_module(name)
+        await asyncio.sleep(0)  # keys and paints for the start window are handled between
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    on_stage: Callable[[str, Any], None] | None = None,
+) -> int:
+    """Run the app; ``on_stage("shown", start_window)`` and ``on_stage("ready", main_window)``
+    tell a benchmark or a test when each phase's window is on screen."""
     arguments = sys.argv[1:] if argv is None else argv
     args = _parse(arguments)
     data_dir, log_dir = _data_dir(args)
@@ -159,16 +191,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("Continuum is already running; its window was brought forward.")
         return 0
 
-    from app.services import AppServices
+    from .start_window import StartWindow
+
+    start = StartWindow(data_dir)
+    front: list[Callable[[], None]] = [start.activate]  # what a second launch brings forward
+    instance.on_activate(lambda: front[-1]())
+    start.show()
+    if on_stage is not None:
+        on_stage("shown", start)
+    app.processEvents()  # painted now, before the event loop and the core are loaded
+
+    import asyncio  # not before: the start window is shown without it
 
     from .eventloop import ContinuumEventLoop
-    from .window import MainWindow
 
     loop = ContinuumEventLoop(app)
     _LOOPS.append(loop)
     asyncio.set_event_loop(loop)
-    services = AppServices(data_dir)
-    window: MainWindow | None = None
+    window: Any = None
 
     def report(text: str) -> None:
         if window is not None:
@@ -187,12 +227,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     async def run() -> int:
         nonlocal window
+        await start.painted()
+        await _load_core()
+        from app.services import AppServices
+
+        from .window import MainWindow
+
+        services = AppServices(data_dir)
         try:
             kept = await services.open_recovering()
         except Exception as err:  # a StorageError says what to do; show it, do not crash
             log.error("could not open the data folder", exc_info=err)
             plain_message_box(
-                None,
+                start,
                 QMessageBox.Icon.Critical,
                 "Continuum cannot open its data",
                 f"{err}\n\nData folder: {data_dir}",
@@ -200,16 +247,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         if kept is not None:
             plain_message_box(
-                None,
+                start,
                 QMessageBox.Icon.Warning,
                 "Continuum started a new conversation database",
                 "The conversation database was damaged, so Continuum kept it aside as\n"
                 f"{kept}\nand started a new, empty one. Nothing was deleted: a recovery tool "
                 "(or a backup) may still get the old conversations back.",
             ).exec()
+        if start.dismissed:  # closed while starting: nothing was changed, end here
+            await services.close()
+            return 0
         window = MainWindow(services, log_dir=log_dir)
-        instance.on_activate(window.activate)
-        window.show()
+        front.append(window.activate)
+        start.hand_over(window)
+        if on_stage is not None:
+            on_stage("ready", window)
         await window.run()
         return 0
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from datetime import datetime
+from typing import Protocol
 
 from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent, QPalette
@@ -31,8 +32,6 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-
-from app import SessionInfo
 
 from .plain import plain_message_box, plain_tooltip
 from .sidebar_rows import (
@@ -57,7 +56,23 @@ from .sidebar_text import (
 )
 from .theme import SPACE, tokens_for
 
-__all__ = ["SESSION_ROLE", "Sidebar", "ask_confirmation", "ask_title"]
+__all__ = ["SESSION_ROLE", "ListedConversation", "Sidebar", "ask_confirmation", "ask_title"]
+
+
+class ListedConversation(Protocol):
+    """What the list shows of a conversation: ``app.SessionInfo`` has it, and so do the titles
+    the start window reads before the core is imported (:mod:`ui.start_window`)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def title(self) -> str | None: ...
+    @property
+    def created_at(self) -> float: ...
+    @property
+    def updated_at(self) -> float: ...
+    @property
+    def pinned_at(self) -> float | None: ...
 
 
 def ask_confirmation(parent: QWidget, title: str, text: str) -> bool:
@@ -128,7 +143,7 @@ class Sidebar(QWidget):
         self.setMinimumWidth(200)
         self._apply_tokens()
 
-        self._sessions: list[SessionInfo] = []
+        self._sessions: list[ListedConversation] = []
         self._badges: set[str] = set()
         self._current: str | None = None
         self._debounce = QTimer(self)
@@ -189,7 +204,7 @@ class Sidebar(QWidget):
 
     # --- content ---------------------------------------------------------------------------
 
-    def set_sessions(self, sessions: Iterable[SessionInfo], badges: set[str]) -> None:
+    def set_sessions(self, sessions: Iterable[ListedConversation], badges: set[str]) -> None:
         self._sessions = sorted(sessions, key=_listed_order)
         self._badges = set(badges)
         if not self.search.text().strip():
@@ -199,7 +214,7 @@ class Sidebar(QWidget):
         """``hits``: (session id, snippet) in rank order; one row per conversation. ``query``
         (default: the search field's text) is what the no-match line quotes and bold marks."""
         by_id = {s.id: s for s in self._sessions}
-        rows: list[tuple[SessionInfo, str | None]] = []
+        rows: list[tuple[ListedConversation, str | None]] = []
         seen: set[str] = set()
         for session_id, snippet in hits:
             info = by_id.get(session_id)
@@ -222,7 +237,7 @@ class Sidebar(QWidget):
         if not self.search.text().strip():
             self.show_all()
 
-    def _fill(self, rows: list[tuple[SessionInfo, str | None]], *, grouped: bool) -> None:
+    def _fill(self, rows: list[tuple[ListedConversation, str | None]], *, grouped: bool) -> None:
         now = self.clock()
         self._midnight.start(ms_until_tomorrow(now))
         labels = section_labels([(_changed_at(i), _pinned(i)) for i, _ in rows], now)
@@ -335,15 +350,15 @@ class Sidebar(QWidget):
         super().keyPressEvent(event)
 
 
-def _changed_at(info: SessionInfo) -> float:
+def _changed_at(info: ListedConversation) -> float:
     return info.updated_at or info.created_at
 
 
-def _pinned(info: SessionInfo) -> bool:
+def _pinned(info: ListedConversation) -> bool:
     return info.pinned_at is not None
 
 
-def _listed_order(info: SessionInfo) -> tuple[bool, float, float]:
+def _listed_order(info: ListedConversation) -> tuple[bool, float, float]:
     """Pinned first (most recently pinned first), then the rest most recently changed first
     (the store lists them so too)."""
     return (not _pinned(info), -(info.pinned_at or 0.0), -_changed_at(info))

@@ -251,7 +251,13 @@ class MainWindow(QMainWindow):
     async def run(self) -> None:
         """Start, then wait until the window has closed and cleaned up."""
         self._closed = asyncio.get_running_loop().create_future()
-        await self.start()
+        try:
+            await self.start()
+        except Exception:
+            if not self._closing:
+                raise
+            # Closed while it was still loading: the store closed under the start; not an error.
+            log.info("window closed while starting", exc_info=True)
         await self._closed
 
     # --- appearance ------------------------------------------------------------------------

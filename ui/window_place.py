@@ -14,15 +14,14 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray
 from PySide6.QtGui import QFont, QGuiApplication
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 
-from .commands import scaled_font
 from .window_state import WindowState, load_state, save_state, zoom_step
 
 if TYPE_CHECKING:
     from .window import MainWindow
 
-__all__ = ["WindowPlace", "window_title"]
+__all__ = ["WindowPlace", "keep_on_screen", "scaled_font", "window_title"]
 
 TITLE_CHARS = 60
 #: Below this window width the sidebar folds away; above it, it comes back.
@@ -38,6 +37,26 @@ def window_title(conversation: str) -> str:
     if len(words) > TITLE_CHARS:
         words = words[: TITLE_CHARS - 1].rstrip() + "…"
     return f"{words} — Continuum"
+
+
+def scaled_font(base: QFont, zoom: float) -> QFont:
+    """``base`` at ``zoom`` times its size."""
+    font = QFont(base)
+    if base.pointSizeF() > 0:
+        font.setPointSizeF(max(base.pointSizeF() * zoom, 4.0))
+    elif base.pixelSize() > 0:
+        font.setPixelSize(max(round(base.pixelSize() * zoom), 4))
+    return font
+
+
+def keep_on_screen(window: QWidget) -> None:
+    """A window saved on a screen that is gone comes back on the primary one."""
+    frame = window.frameGeometry()
+    if any(s.availableGeometry().intersects(frame) for s in QGuiApplication.screens()):
+        return
+    screen = QGuiApplication.primaryScreen()
+    if screen is not None:
+        window.move(screen.availableGeometry().topLeft())
 
 
 class WindowPlace:
@@ -79,22 +98,13 @@ class WindowPlace:
         self.state = state = load_state(self.data_dir)
         window = self.window
         if state.geometry and window.restoreGeometry(QByteArray(state.geometry)):
-            self._keep_on_screen()
+            keep_on_screen(window)
         if state.splitter:
             window.splitter.restoreState(QByteArray(state.splitter))
         self.sidebar = state.sidebar
         if not state.sidebar:
             window.show_sidebar(False)
         self.set_zoom(state.zoom)
-
-    def _keep_on_screen(self) -> None:
-        """A window saved on a screen that is gone comes back on the primary one."""
-        frame = self.window.frameGeometry()
-        if any(s.availableGeometry().intersects(frame) for s in QGuiApplication.screens()):
-            return
-        screen = QGuiApplication.primaryScreen()
-        if screen is not None:
-            self.window.move(screen.availableGeometry().topLeft())
 
     def zoom(self, direction: int) -> None:
         """View → Zoom In (+1), Zoom Out (-1), Actual Size (0)."""

@@ -54,6 +54,41 @@ def _launch(args: list[str], env: dict[str, str]) -> tuple[float, float]:
     return shown, ready
 
 
+_IMPORTS = """
+import json, time
+t0 = time.perf_counter()
+import PySide6.QtWidgets
+t1 = time.perf_counter()
+import ui.main, ui.start_window
+t2 = time.perf_counter()
+import app.services, ui.window
+t3 = time.perf_counter()
+print(json.dumps([t1 - t0, t2 - t1, t3 - t2]))
+"""
+
+
+def imports(runs: int = 5) -> dict[str, float]:
+    """The import budget, in fresh processes (bytecode cached): PySide6.QtWidgets alone (what a
+    bare window needs), then phase one's modules, then the core and the main window."""
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONPYCACHEPREFIX=f"{tmp}/pyc")
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        samples = []
+        for _ in range(runs + 1):  # the first writes the bytecode caches
+            out = subprocess.run(
+                [sys.executable, "-c", _IMPORTS],
+                cwd=ROOT,
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+                timeout=60,
+            ).stdout
+            samples.append(json.loads(out.strip().splitlines()[-1]))
+    qt, one, two = (statistics.median(s[i] for s in samples[1:]) * 1000 for i in range(3))
+    return {"qtwidgets_ms": qt, "phase_one_ms": one, "phase_two_ms": two}
+
+
 def measure(launches: int = 7) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONPYCACHEPREFIX=f"{tmp}/pyc")
@@ -82,6 +117,7 @@ def measure(launches: int = 7) -> dict[str, Any]:
         "app_samples_ms": [s * 1000 for s in app_s],
         "ready_samples_ms": [s * 1000 for s in ready_s],
         "bare_samples_ms": [s * 1000 for s in bare_s],
+        "imports": imports(),
     }
 
 

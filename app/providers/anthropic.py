@@ -46,6 +46,7 @@ from ..model import (
 )
 from ..profiles import Parameters
 from .base import DEFAULT_TIMEOUT, HTTPModel, model_ids
+from .coalesce import coalesced
 from .convert import anthropic_messages, anthropic_tools
 from .errors import error_from_event
 from .options import anthropic_fields
@@ -351,8 +352,8 @@ class AnthropicModel(HTTPModel):
     def stream(self, request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
         check_images(request.messages, self.model, self.provider, self.reads_images)
         parser = AnthropicStreamParser(model=self.model, secrets=self._secrets())
-        return self._stream_events(
-            f"{self.base_url}/v1/messages", self.request_body(request), parser
+        return coalesced(
+            self._stream_events(f"{self.base_url}/v1/messages", self.request_body(request), parser)
         )
 
     def _whole_answer(self, body: Any) -> list[ServerSentEvent] | None:

@@ -38,7 +38,7 @@ from ..errors import (
 )
 from ..model import ModelEvent, ModelRequest
 from .errors import base_url_hint, error_from_event, error_from_response
-from .sse import StreamParser, events_from_lines, events_from_response, looks_like_sse, sse_lines
+from .sse import StreamParser, event_batches, events_from_lines, looks_like_sse, sse_lines
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
@@ -312,8 +312,10 @@ class HTTPModel:
 
     async def _answer_events(
         self, response: httpx.Response, url: str, parser: StreamParser
-    ) -> AsyncGenerator[ModelEvent, None]:
-        """The model events of a 200 answer to a streaming request, by what it turned out to be.
+    ) -> AsyncGenerator[list[ModelEvent], None]:
+        """The model events of a 200 answer to a streaming request, by what it turned out to be
+        (in lists, e.g. one per network chunk; :func:`~app.providers.coalesce.coalesced` makes
+        them the model's stream).
 
         An event stream is parsed whatever it is labelled: ``text/event-stream``, or
         ``text/plain`` / no type when its first line is an SSE field (some proxies relabel or
@@ -324,12 +326,15 @@ class HTTPModel:
         content_type = response.headers.get("content-type", "")
         media = content_type.partition(";")[0].strip().lower()
         if "text/event-stream" in media:
-            async for event in events_from_response(response, parser):
-                yield event
+            batches = event_batches(response, parser)
+            try:
+                async for batch in batches:
+                    yield batch
+            finally:
+                await batches.aclose()
             return
         if "json" in media:
-            for event in await self._whole_json_events(response, url, content_type, parser):
-                yield event
+            yield await self._whole_json_events(response, url, content_type, parser)
             return
         if media not in ("", "text/plain"):
             raise self._not_a_stream(url, content_type)
@@ -345,7 +350,7 @@ class HTTPModel:
             logger.info("%s at %s sent an event stream labelled %r", self.provider, url,
                         content_type or "no type")  # fmt: skip
             async for event in events_from_lines(_prepend(first, lines), parser):
-                yield event
+                yield [event]
         finally:
             await lines.aclose()
 
@@ -377,10 +382,15 @@ class HTTPModel:
 
     async def _stream_events(
         self, url: str, body: Mapping[str, Any], parser: StreamParser
-    ) -> AsyncGenerator[ModelEvent, None]:
+    ) -> AsyncGenerator[list[ModelEvent], None]:
+        """The step's events in lists (see :meth:`_answer_events`)."""
         async with self._exchange("POST", url, json_body=body, sse=True) as response:
-            async for event in self._answer_events(response, url, parser):
-                yield event
+            batches = self._answer_events(response, url, parser)
+            try:
+                async for batch in batches:
+                    yield batch
+            finally:
+                await batches.aclose()
 
     async def _get_json(self, url: str, params: Mapping[str, str] | None = None) -> Any:
         async with self._exchange("GET", url, params=params) as response:

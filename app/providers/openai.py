@@ -59,6 +59,7 @@ from ..model import (
 )
 from ..profiles import Parameters
 from .base import DEFAULT_TIMEOUT, HTTPModel, model_ids
+from .coalesce import coalesced
 from .convert import openai_messages, openai_tools
 from .errors import error_from_event
 from .options import openai_fields
@@ -111,22 +112,27 @@ class OpenAIStreamParser:
 
     def feed(self, event: ServerSentEvent) -> list[ModelEvent]:
         data = event.data
-        if event.event == "error":
+        kind = event.event
+        if kind == "error":
             raise error_from_event(
                 event_json(data, "an error event") if data.strip() else {},
                 provider=self.provider,
                 model=self._model,
                 secrets=self._secrets,
             )
-        if event.event not in ("message", ""):
+        if kind != "message" and kind:
             return []  # other named events are not part of Chat Completions; ignore them
-        if data.strip() == "[DONE]":
-            self._done = True
-            return []
-        if not data.strip():
-            return []
+        # The hot path (one event per token): JSON objects decode to dicts, so the exact type
+        # tests below stand for the Mapping checks (the shapes are unchanged).
+        if data[:1] != "{":
+            stripped = data.strip()
+            if stripped == "[DONE]":
+                self._done = True
+                return []
+            if not stripped:
+                return []
         chunk = event_json(data, "a stream chunk")
-        if not isinstance(chunk, Mapping):
+        if type(chunk) is not dict:
             raise ProviderStreamError(
                 f"The provider sent a stream chunk that is not an object ({data[:80]!r}). "
                 "The answer was cut; try again."
@@ -137,23 +143,28 @@ class OpenAIStreamParser:
             )
         out: list[ModelEvent] = []
         usage = chunk.get("usage")
-        if isinstance(usage, Mapping):
+        if type(usage) is dict:
             self._usage = Usage(
                 input_tokens=_int(usage.get("prompt_tokens")),
                 output_tokens=_int(usage.get("completion_tokens")),
             )
         for choice in chunk.get("choices") or ():
-            if not isinstance(choice, Mapping) or (choice.get("index") or 0) != 0:
+            if type(choice) is not dict or (choice.get("index") or 0) != 0:
                 continue  # only the first choice is used (we never ask for n > 1)
-            delta = choice.get("delta") or {}
-            if isinstance(delta, Mapping):
+            delta = choice.get("delta")
+            if type(delta) is dict and delta:
                 out.extend(self._delta(delta))
-            finish = _finish_reason(choice.get("finish_reason"))
+            finish = choice.get("finish_reason")
             if finish is not None and self._finish is None:
-                self._finish = finish
+                self._finish = _finish_reason(finish)
         return out
 
-    def _delta(self, delta: Mapping[str, Any]) -> list[ModelEvent]:
+    def _delta(self, delta: dict[str, Any]) -> list[ModelEvent]:
+        text = delta.get("content")
+        if len(delta) <= 2 and type(text) is str and text and "tool_calls" not in delta:
+            # Only text, perhaps with its role: the common token.
+            if len(delta) == 1 or "role" in delta:
+                return [TextDelta(text)]
         out: list[ModelEvent] = []
         thought = delta.get("reasoning_content")  # DeepSeek, vLLM
         if not (isinstance(thought, str) and thought):
@@ -373,14 +384,16 @@ class OpenAICompatibleModel(HTTPModel):
 
     def stream(self, request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
         check_images(request.messages, self.model, self.provider, self.reads_images)
-        return self._stream(self._completions_url(), self.request_body(request))
+        return coalesced(self._stream(self._completions_url(), self.request_body(request)))
 
-    async def _stream(self, url: str, body: dict[str, Any]) -> AsyncGenerator[ModelEvent, None]:
+    async def _stream(
+        self, url: str, body: dict[str, Any]
+    ) -> AsyncGenerator[list[ModelEvent], None]:
         started = False
         try:
-            async for event in self._stream_events(url, body, self._parser()):
-                started = True
-                yield event
+            async for batch in self._stream_events(url, body, self._parser()):
+                started = started or bool(batch)
+                yield batch
             return
         except ProviderBadRequestError as err:
             if not started and _sends_images(body) and refused_images(str(err)):
@@ -396,8 +409,8 @@ class OpenAICompatibleModel(HTTPModel):
                 err.status_code,
             )
         body = {key: value for key, value in body.items() if key != "stream_options"}
-        async for event in self._stream_events(url, body, self._parser()):
-            yield event
+        async for batch in self._stream_events(url, body, self._parser()):
+            yield batch
 
     def _parser(self) -> OpenAIStreamParser:
         return OpenAIStreamParser(model=self.model, secrets=self._secrets())

@@ -11,6 +11,7 @@ non-standard ``error:`` field, surfaced as an ``error`` event instead of being i
 
 from __future__ import annotations
 
+import codecs
 import json
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator
 from typing import Any, Final, Protocol
@@ -22,8 +23,10 @@ from ..errors import ProviderStreamError
 from ..model import ModelEvent
 
 __all__ = [
+    "LineSplitter",
     "SSEDecoder",
     "StreamParser",
+    "event_batches",
     "event_json",
     "events_from_lines",
     "events_from_response",
@@ -127,22 +130,43 @@ def looks_like_sse(line: str) -> bool:
     return line.startswith(":") or line.partition(":")[0] in _FIELDS
 
 
-async def sse_lines(chunks: AsyncIterable[str]) -> AsyncGenerator[str, None]:
-    """The lines of a text stream, split only at CRLF, LF or CR (as the SSE spec says; a
-    U+2028 inside a JSON string is not a line end). The last line need not end."""
-    pending = ""
-    async for chunk in chunks:
-        text = pending + chunk
+class LineSplitter:
+    """Text chunks to lines (without their line ends), split only at CRLF, LF or CR, as the
+    SSE spec says (a U+2028 inside a JSON string is not a line end). Pure."""
+
+    __slots__ = ("_pending",)
+
+    def __init__(self) -> None:
+        self._pending = ""
+
+    def feed(self, chunk: str) -> list[str]:
+        """The lines ``chunk`` completes; an unfinished last line waits for the next chunk."""
+        text = self._pending + chunk if self._pending else chunk
         # A CR at the very end may be the first half of a CRLF: keep it for the next chunk.
         hold_cr = text.endswith("\r")
         if hold_cr:
             text = text[:-1]
-        parts = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-        pending = parts.pop() + ("\r" if hold_cr else "")
-        for part in parts:
-            yield part
-    if pending:
-        yield pending.removesuffix("\r")
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        parts = text.split("\n")
+        last = parts.pop()
+        self._pending = last + "\r" if hold_cr else last
+        return parts
+
+    def finish(self) -> list[str]:
+        """The last line, if the text did not end with a line end."""
+        pending, self._pending = self._pending, ""
+        return [pending.removesuffix("\r")] if pending else []
+
+
+async def sse_lines(chunks: AsyncIterable[str]) -> AsyncGenerator[str, None]:
+    """The lines of a text stream (see :class:`LineSplitter`). The last line need not end."""
+    splitter = LineSplitter()
+    async for chunk in chunks:
+        for line in splitter.feed(chunk):
+            yield line
+    for line in splitter.finish():
+        yield line
 
 
 async def events_from_lines(
@@ -166,6 +190,59 @@ async def events_from_lines(
         yield event
 
 
+async def event_batches(
+    response: httpx.Response, parser: StreamParser
+) -> AsyncGenerator[list[ModelEvent], None]:
+    """The model events of an SSE ``response``, a list per network chunk (often empty).
+
+    One loop, no generator per line: a fast server sends thousands of events a second, and
+    each layer a token climbs costs as much as parsing it. The body is decoded as UTF-8 (what
+    the SSE spec prescribes, whatever the content type says), invalid bytes replaced. Ends at
+    the provider's end marker; a body that ends before it raises ``ProviderStreamError`` (via
+    ``parser.finish()``). When parsing fails, the events of that chunk parsed before the
+    failure are yielded first (they are output: the step was cut, not refused).
+    """
+    chunks = response.aiter_bytes()
+    text = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    splitter = LineSplitter()
+    decoder = SSEDecoder()
+    out: list[ModelEvent] = []
+    try:
+        async for chunk in chunks:
+            if _parse_lines(splitter.feed(text.decode(chunk)), decoder, parser, out):
+                break
+            batch, out = out, []  # (out holds only what was not yielded yet)
+            yield batch
+        else:
+            lines = splitter.feed(text.decode(b"", final=True)) + splitter.finish()
+            if not _parse_lines(lines, decoder, parser, out):
+                last = decoder.flush()
+                if last is not None:
+                    out.extend(parser.feed(last))
+        out.extend(parser.finish())
+        batch, out = out, []
+        yield batch
+    except Exception:
+        if out:
+            yield out
+        raise
+    finally:
+        await chunks.aclose()  # type: ignore[attr-defined]
+
+
+def _parse_lines(
+    lines: list[str], decoder: SSEDecoder, parser: StreamParser, out: list[ModelEvent]
+) -> bool:
+    """Feed ``lines`` to ``parser`` (its events appended to ``out``); True once it is done."""
+    for line in lines:
+        sse = decoder.decode(line)
+        if sse is not None:
+            out.extend(parser.feed(sse))
+            if parser.done:
+                return True
+    return False
+
+
 async def events_from_response(
     response: httpx.Response, parser: StreamParser
 ) -> AsyncGenerator[ModelEvent, None]:
@@ -173,11 +250,12 @@ async def events_from_response(
 
     The content type is not checked here (the caller decides what it accepts). Ends at the
     provider's end marker; a body that ends before it raises ``ProviderStreamError`` (via
-    ``parser.finish()``).
+    ``parser.finish()``). The providers use :func:`event_batches`, the same a chunk at a time.
     """
-    lines = sse_lines(response.aiter_text())
+    batches = event_batches(response, parser)
     try:
-        async for event in events_from_lines(lines, parser):
-            yield event
+        async for batch in batches:
+            for event in batch:
+                yield event
     finally:
-        await lines.aclose()
+        await batches.aclose()

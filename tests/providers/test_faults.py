@@ -21,7 +21,9 @@ from app.errors import (
     ProviderTimeoutError,
 )
 from app.messages import StopReason
+from app.model import StepEnd, TextDelta
 from app.providers import AnthropicModel, OpenAICompatibleModel
+from app.providers.coalesce import merge_deltas
 from app.simulator import BAD_ARGUMENTS, Fault, Reply, SimToolCall, Simulator
 
 from .conftest import PROTOCOLS, ModelFactory, collect, request
@@ -34,7 +36,8 @@ pytestmark = pytest.mark.parametrize("protocol", PROTOCOLS)
 async def test_echo_reply(protocol: str, sim: Simulator, make_model: ModelFactory) -> None:
     result = await collect(make_model(protocol).stream(request(LONG)))
     assert result.text == LONG and result.stop is StopReason.END_TURN and result.error is None
-    assert len(result.events) == 11  # one delta per word, then StepEnd
+    # Text pieces (joined when they arrived together: see app.providers.coalesce), then StepEnd.
+    assert [type(e) for e in merge_deltas(result.events)] == [TextDelta, StepEnd]
     assert result.end is not None and result.end.usage is not None
     assert result.end.usage.output_tokens == 10
 

@@ -1,0 +1,104 @@
+"""Batching a provider's stream: what arrived while the consumer was busy reaches it as one piece.
+
+A server streams one event per token, and a fast one (or a slow consumer) delivers hundreds of
+them per network read. Passed up one by one, every token would climb every layer above the
+provider (the step, the agent, the app's journal, the window) on its own. :func:`coalesced`
+runs the provider's parse loop in a small pump task that reads as far as the bytes already
+received allow, and hands the consumer everything gathered since its last turn, with adjacent
+text (and adjacent thinking) pieces joined by :func:`merge_deltas`. A slow stream is not delayed
+at all: each piece is passed on as soon as it is parsed, so a consumer that keeps up sees every
+piece on its own.
+
+What the consumer sees is the same step: the same text, calls, reasoning and end, in the same
+order. A failure of the source is raised to the consumer after the events that preceded it (so
+a cut stream still keeps its partial text); closing or cancelling the consumer cancels the pump,
+which closes the provider's response.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+
+from ..model import ModelEvent, ReasoningDelta, TextDelta
+
+__all__ = ["coalesced", "merge_deltas"]
+
+
+def merge_deltas(events: Sequence[ModelEvent]) -> list[ModelEvent]:
+    """``events`` with each run of adjacent ``TextDelta``s (or ``ReasoningDelta``s) joined
+    into one; every other event, and the order, unchanged. Pure."""
+    out: list[ModelEvent] = []
+    run: list[str] = []
+    kind: type[TextDelta] | type[ReasoningDelta] | None = None
+    for event in events:
+        event_kind = type(event)
+        if event_kind is TextDelta or event_kind is ReasoningDelta:
+            if event_kind is not kind and run:
+                out.append(_joined(kind, run))
+                run = []
+            kind = event_kind
+            run.append(event.text)  # type: ignore[union-attr]
+            continue
+        if run:
+            out.append(_joined(kind, run))
+            run, kind = [], None
+        out.append(event)
+    if run:
+        out.append(_joined(kind, run))
+    return out
+
+
+def _joined(kind: type[TextDelta] | type[ReasoningDelta] | None, texts: list[str]) -> ModelEvent:
+    assert kind is not None
+    return kind(texts[0] if len(texts) == 1 else "".join(texts))
+
+
+async def coalesced(
+    batches: AsyncIterator[Sequence[ModelEvent]],
+) -> AsyncGenerator[ModelEvent, None]:
+    """The events of ``batches`` (lists of events, e.g. one per network chunk), merged per
+    consumer turn; see the module docstring."""
+    buffer: list[ModelEvent] = []
+    failure: list[BaseException] = []
+    ended = False
+    wake = asyncio.Event()
+
+    async def pump() -> None:
+        nonlocal ended
+        try:
+            async for batch in batches:
+                if batch:
+                    buffer.extend(batch)
+                    wake.set()
+        except asyncio.CancelledError:
+            raise  # the consumer left: nothing more is wanted
+        except BaseException as err:  # handed to the consumer, in order
+            failure.append(err)
+        finally:
+            ended = True
+            wake.set()
+            close = getattr(batches, "aclose", None)
+            if close is not None:
+                await close()
+
+    task = asyncio.get_running_loop().create_task(pump())
+    try:
+        while True:
+            if buffer:
+                ready = merge_deltas(buffer)
+                buffer.clear()
+                for event in ready:
+                    yield event
+                continue  # more may have arrived while those were consumed
+            if ended:
+                break
+            wake.clear()
+            await wake.wait()
+        if failure:
+            raise failure[0]
+    finally:
+        if not task.done():
+            task.cancel()
+        # The pump's own cleanup (closing the response) finishes before the consumer goes on.
+        await asyncio.gather(task, return_exceptions=True)

@@ -1,0 +1,143 @@
+"""Batching a provider's stream (app.providers.coalesce): the same step, in fewer pieces only
+when pieces arrived while the consumer was busy."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, Sequence
+
+import pytest
+
+from app.errors import ProviderConnectionError
+from app.messages import StopReason, ToolCall
+from app.model import ModelEvent, ReasoningDelta, StepEnd, TextDelta, ToolCallComplete
+from app.providers.coalesce import coalesced, merge_deltas
+from app.simulator import Reply, Simulator
+
+from .conftest import ModelFactory, collect, request
+
+END = StepEnd(StopReason.END_TURN)
+CALL = ToolCallComplete(ToolCall("c1", "read_file", {"path": "a"}))
+
+
+@pytest.mark.parametrize(
+    ("events", "merged"),
+    [
+        ([], []),
+        ([TextDelta("a")], [TextDelta("a")]),
+        ([TextDelta("a"), TextDelta("b"), END], [TextDelta("ab"), END]),
+        (
+            [ReasoningDelta("x"), ReasoningDelta("y"), TextDelta("a"), TextDelta("b")],
+            [ReasoningDelta("xy"), TextDelta("ab")],
+        ),
+        # a call between two texts keeps them apart (the order is the step's)
+        ([TextDelta("a"), CALL, TextDelta("b")], [TextDelta("a"), CALL, TextDelta("b")]),
+        (
+            [TextDelta("a"), ReasoningDelta("x"), TextDelta("b")],
+            [TextDelta("a"), ReasoningDelta("x"), TextDelta("b")],
+        ),
+        ([CALL, END], [CALL, END]),
+    ],
+)
+def test_merge_deltas(events: list[ModelEvent], merged: list[ModelEvent]) -> None:
+    assert merge_deltas(events) == merged
+
+
+class Source:
+    """Batches handed out one per ``release()`` (or all at once), recording its own end."""
+
+    def __init__(self, batches: Sequence[Sequence[ModelEvent]], *, gated: bool) -> None:
+        self.batches = batches
+        self.gated = gated
+        self.gate = asyncio.Event()
+        self.closed = False
+        self.error: BaseException | None = None
+
+    async def run(self) -> AsyncGenerator[Sequence[ModelEvent], None]:
+        try:
+            for batch in self.batches:
+                if self.gated:
+                    await self.gate.wait()
+                    self.gate.clear()
+                yield batch
+            if self.error is not None:
+                raise self.error
+        finally:
+            self.closed = True
+
+
+async def test_a_consumer_that_keeps_up_sees_every_piece() -> None:
+    source = Source([[TextDelta("a")], [TextDelta("b")], [END]], gated=True)
+    seen: list[ModelEvent] = []
+    events = coalesced(source.run())
+    for _ in range(3):
+        source.gate.set()
+        seen.append(await anext(events))
+    assert seen == [TextDelta("a"), TextDelta("b"), END]
+    with pytest.raises(StopAsyncIteration):
+        await anext(events)
+    assert source.closed
+
+
+async def test_pieces_that_arrived_together_are_joined() -> None:
+    source = Source([[TextDelta("a")], [], [TextDelta("b"), TextDelta("c")], [END]], gated=False)
+    assert [e async for e in coalesced(source.run())] == [TextDelta("abc"), END]
+
+
+async def test_a_failure_comes_after_the_output_before_it() -> None:
+    source = Source([[TextDelta("a")], [TextDelta("b")]], gated=False)
+    source.error = ProviderConnectionError("the connection dropped")
+    seen: list[ModelEvent] = []
+    with pytest.raises(ProviderConnectionError, match="dropped"):
+        async for event in coalesced(source.run()):
+            seen.append(event)
+    assert seen == [TextDelta("ab")]
+
+
+async def test_closing_the_consumer_closes_the_source() -> None:
+    source = Source([[TextDelta("a")], [TextDelta("b")], [END]], gated=True)
+    events = coalesced(source.run())
+    source.gate.set()
+    assert await anext(events) == TextDelta("a")
+    await events.aclose()  # the step stopped reading (e.g. Stop)
+    assert source.closed
+
+
+async def test_cancelling_the_consumer_cancels_the_pump() -> None:
+    source = Source([[TextDelta("a")], [END]], gated=True)
+    first = asyncio.Event()
+
+    async def consume() -> None:
+        async for _ in coalesced(source.run()):
+            first.set()
+
+    task = asyncio.create_task(consume())
+    source.gate.set()
+    await first.wait()  # the consumer now waits for more; the source waits at its gate
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert source.closed
+
+
+async def test_a_fast_stream_reaches_a_busy_consumer_in_fewer_pieces(
+    sim: Simulator, make_model: ModelFactory
+) -> None:
+    """Through the real provider and a real socket: 2,000 tokens at full speed, read by a
+    consumer that blocks the loop for a moment per piece, arrive whole and in order, in far
+    fewer pieces than tokens."""
+    sim.enqueue(Reply(tokens=2_000))
+    seen = 0
+
+    async def slow(events: AsyncGenerator[ModelEvent, None]) -> AsyncGenerator[ModelEvent, None]:
+        nonlocal seen
+        async for event in events:
+            seen += 1
+            # busy, as a window painting would be (not a sleep: the loop is held)
+            _ = sum(range(20_000))
+            yield event
+
+    result = await collect(slow(make_model("openai").stream(request())))
+    assert result.error is None and result.stop is StopReason.END_TURN
+    assert len(result.text.split()) == 2_000
+    assert seen < 1_000

@@ -8,7 +8,8 @@
 
 * ``--data-dir`` overrides the platform data folder (platformdirs); logs rotate in the platform
   log folder (or ``<data-dir>/logs`` when the data folder is given).
-* A second launch on the same data folder asks the first to come forward and exits.
+* A second launch on the same data folder asks the first to come forward and exits
+  (:mod:`ui.single_instance`).
 * On X11, missing libraries Qt's xcb plugin needs are named (with the install command) before
   Qt starts; Qt itself would abort with a misleading message (:mod:`ui.xcb_check`).
 * A global ``sys.excepthook`` (qasync routes slot errors there) logs the traceback to the log
@@ -18,7 +19,6 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
 import logging
 import logging.handlers
 import os
@@ -27,6 +27,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
+
+from .single_instance import SingleInstance
 
 __all__ = ["SingleInstance", "install_excepthook", "main"]
 
@@ -101,45 +103,6 @@ def install_excepthook(report: Callable[[str], None]) -> None:
             pass
 
     sys.excepthook = hook
-
-
-class SingleInstance:
-    """One running Continuum per data folder, through a local socket named after it."""
-
-    def __init__(self, data_dir: Path) -> None:
-        from PySide6.QtNetwork import QLocalServer
-
-        digest = hashlib.sha256(str(data_dir).encode("utf-8", "surrogatepass")).hexdigest()[:16]
-        user = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "")
-        self.name = f"continuum-{user}-{digest}"
-        self.server = QLocalServer()
-        self.server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
-
-    def claim(self) -> bool:
-        """Become the instance (``True``) or tell the running one to come forward (``False``)."""
-        from PySide6.QtNetwork import QLocalServer, QLocalSocket
-
-        # Ask first: Qt's listen() can replace a live socket file (it renames a fresh one
-        # into place), so "listen failed" cannot be the test for "another one runs".
-        socket = QLocalSocket()
-        socket.connectToServer(self.name)
-        if socket.waitForConnected(500):
-            socket.write(b"activate\n")
-            socket.waitForBytesWritten(1000)
-            socket.disconnectFromServer()
-            return False
-        # Nobody answers: no instance, or a socket file left by a killed one. Take it over.
-        QLocalServer.removeServer(self.name)
-        return self.server.listen(self.name)
-
-    def on_activate(self, callback: Callable[[], None]) -> None:
-        def accept() -> None:
-            while self.server.hasPendingConnections():
-                connection = self.server.nextPendingConnection()
-                connection.readyRead.connect(callback)
-                connection.disconnected.connect(connection.deleteLater)
-
-        self.server.newConnection.connect(accept)
 
 
 #: Imported one at a time after the start window is shown, with a loop turn between them.
@@ -265,8 +228,11 @@ def main(
         await window.run()
         return 0
 
-    with loop:
-        code: int = loop.run_until_complete(run())  # qasync is untyped: run() gives the int
+    try:
+        with loop:
+            code: int = loop.run_until_complete(run())  # qasync is untyped: run() gives the int
+    finally:
+        instance.close()
     return code
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ def test_second_instance_asks_the_first_to_come_forward(
     second = SingleInstance(tmp_path)
     assert not second.claim()
     qtbot.waitUntil(lambda: bool(activated), timeout=3000)
-    first.server.close()
+    first.close()
 
 
 def test_excepthook_reports_one_sentence_not_a_traceback(
@@ -44,3 +45,38 @@ def test_version_flag(capsys: Any) -> None:
         main(["--version"])
     assert exit_info.value.code == 0
     assert "Continuum" in capsys.readouterr().out
+
+
+def test_a_file_left_by_a_killed_instance_is_taken_over(qapp: Any, tmp_path: Path) -> None:
+    import socket as sockets
+
+    first = SingleInstance(tmp_path)
+    path = Path(first._impl.path)
+    # What a SIGKILLed instance leaves: a socket file nobody listens on.
+    stale = sockets.socket(sockets.AF_UNIX, sockets.SOCK_STREAM)
+    stale.bind(str(path))
+    stale.close()
+    assert path.exists()
+    try:
+        assert first.claim()  # taken over, not "already running"
+        assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0  # the user's alone
+        second = SingleInstance(tmp_path)
+        assert not second.claim()
+    finally:
+        first.close()
+    assert not path.exists()
+    again = SingleInstance(tmp_path)
+    try:
+        assert again.claim()
+    finally:
+        again.close()
+
+
+def test_another_data_folder_is_another_instance(qapp: Any, tmp_path: Path) -> None:
+    first = SingleInstance(tmp_path / "a")
+    other = SingleInstance(tmp_path / "b")
+    try:
+        assert first.claim() and other.claim()
+    finally:
+        first.close()
+        other.close()

@@ -88,6 +88,9 @@ class SSEDecoder:
         """The event ``line`` completes (a blank line dispatches), or ``None``."""
         if not line:
             return self._dispatch()
+        if line.startswith("data: "):  # nearly every line of a stream: the common case first
+            self._data.append(line[6:])
+            return None
         if line.startswith(":"):
             return None  # a comment (keep-alive)
         name, _, value = line.partition(":")
@@ -116,11 +119,12 @@ class SSEDecoder:
         if self._error:
             event = ServerSentEvent(event="error", data="\n".join(self._error), id=self._id)
         elif self._data:  # an event without data lines is not dispatched
+            data = self._data
             event = ServerSentEvent(
-                event=self._event, data="\n".join(self._data), id=self._id, retry=self._retry
+                self._event, data[0] if len(data) == 1 else "\n".join(data), self._id, self._retry
             )
         else:
-            event = None
+            event = None  # (an event name or retry without data is dropped, and reset)
         self._event, self._data, self._error, self._retry = "", [], [], None
         return event
 

@@ -231,6 +231,8 @@ def _decode(lines: list[str]) -> list[tuple[str, str]]:
         (["event: ping", "data: {}", ""], [("ping", "{}")]),
         ([": keep-alive", "", "data:x", ""], [("message", "x")]),
         (["event: only-a-name", ""], []),  # no data lines: not dispatched
+        (["event: only-a-name", "", "data: next", ""], [("message", "next")]),  # and reset
+        (["data:  two spaces", "data:", ""], [("message", " two spaces\n")]),  # one space cut
         (["unknown: field", "data: kept", ""], [("message", "kept")]),
         (['error: {"message": "m"}', "", "data: [DONE]", ""],
          [("error", '{"message": "m"}'), ("message", "[DONE]")]),

@@ -1,7 +1,7 @@
 """The recorded process: appends through the real store with ``synchronous=FULL``, run under the
 LD_PRELOAD recorder (:mod:`tests.power.shim`), marking each append's return in the recording.
 
-Usage: python -m tests.power.child SCENARIO DB SEED COUNT
+Usage: python -m tests.power.child SCENARIO DB SEED COUNT [SYNCHRONOUS]
 
 * ``appends``: ``COUNT`` messages of seeded lengths (some spill onto overflow pages) appended to
   one conversation by :class:`~app.storage.sqlite.SQLiteSessionStore`, in three runs of the
@@ -12,7 +12,8 @@ Usage: python -m tests.power.child SCENARIO DB SEED COUNT
 
 After each append returns (for the agent: each ``MESSAGE_SAVED`` event), the child calls the
 shim's ``power_mark`` with ``SAVED <session> <seq> <sha256 of the message's JSON>``: the
-recording then says, at every cut point, which messages must survive it.
+recording then says, at every cut point, which messages must survive it. ``SYNCHRONOUS`` is
+``full`` (the default, the app's setting) or ``normal`` (to show what that setting loses).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import ctypes
 import hashlib
 import random
 import sys
+from typing import Literal
 
 from app import Agent, AgentRunConfig, EventType, SQLiteSessionExtension, ToolCall, tool
 from app.messages import AssistantMessage, Message, UserMessage, message_to_json
@@ -54,12 +56,15 @@ def text_of_length(rng: random.Random, n: int, index: int) -> str:
     return " ".join(out)
 
 
-async def appends(db: str, seed: int, count: int) -> None:
+Sync = Literal["full", "normal"]
+
+
+async def appends(db: str, seed: int, count: int, synchronous: Sync) -> None:
     rng = random.Random(seed)
     runs = 3
     index = 0
     for run in range(runs):
-        store = SQLiteSessionExtension(db, synchronous="full").storage
+        store = SQLiteSessionExtension(db, synchronous=synchronous).storage
         await store.open()
         mark(f"OPENED {run}")
         if run == 0:
@@ -75,7 +80,7 @@ async def appends(db: str, seed: int, count: int) -> None:
         mark(f"CLOSED {run}")
 
 
-async def agent_request(db: str, seed: int) -> None:
+async def agent_request(db: str, seed: int, synchronous: Sync) -> None:
     @tool(side_effects=True)
     def write_note(name: str) -> str:
         """Write a note."""
@@ -87,7 +92,7 @@ async def agent_request(db: str, seed: int) -> None:
             text_step(f"Done: the note n{seed} is written."),
         ]
     )
-    extension = SQLiteSessionExtension(db, synchronous="full")
+    extension = SQLiteSessionExtension(db, synchronous=synchronous)
     agent = await Agent.create(
         model, config=AgentRunConfig(SESSION), tools=[write_note], extensions=[extension]
     )
@@ -100,10 +105,11 @@ async def agent_request(db: str, seed: int) -> None:
 
 def main(argv: list[str]) -> None:
     scenario, db, seed, count = argv[0], argv[1], int(argv[2]), int(argv[3])
+    synchronous: Sync = "normal" if argv[4:5] == ["normal"] else "full"
     if scenario == "appends":
-        asyncio.run(appends(db, seed, count))
+        asyncio.run(appends(db, seed, count, synchronous))
     elif scenario == "agent":
-        asyncio.run(agent_request(db, seed))
+        asyncio.run(agent_request(db, seed, synchronous))
     else:
         raise SystemExit(f"unknown scenario {scenario!r} (appends or agent)")
 

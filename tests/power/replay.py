@@ -12,8 +12,9 @@ The model (the same idea as SQLite's own crash tests, on the calls it really mad
   unsynced folder changes reached the disk as a prefix of them, in order (a journalling file
   system commits metadata in order). A created file that did not reach the folder is absent;
   an unlinked one is still there with its synced bytes.
-* the ``-shm`` index is memory-mapped (its writes are never seen): it is left out of every
-  state; SQLite rebuilds it from the ``-wal``.
+* the ``-shm`` index is memory-mapped (its writes are never seen): it is left out of the
+  states, except that the garbage variants put a stale one (random bytes) where the folder
+  has it; SQLite must rebuild it from the ``-wal`` either way.
 
 A cut point is taken just before every sync (the most unsynced data there is), and at the end.
 At each cut: the *synced* state (only synced data, folder as synced), the *flushed* state
@@ -143,6 +144,14 @@ class _Disk:
                 folder.pop(name, None)
         return folder
 
+    def drain(self) -> None:
+        """Everything written so far reaches the disk (files and folder)."""
+        for inode in {id(i): i for i in [*self.current.values(), *self.fds.values()] if i}.values():
+            inode.durable = bytearray(inode.current)
+            inode.pending.clear()
+        self.durable = dict(self.current)
+        self.pending_dir.clear()
+
     def apply(self, op: Op) -> None:
         if op.kind == "O":
             name = op.data.decode()
@@ -184,9 +193,15 @@ class _Disk:
             self.fds.pop(op.fd, None)
 
 
-def states(ops: list[Op], seed: int, torn: int = 3) -> Iterator[Cut]:
-    """Every cut point of the recording with its states (seeded: the same states each time)."""
+def states(ops: list[Op], seed: int, torn: int = 3, *, lying_disk: bool = False) -> Iterator[Cut]:
+    """Every cut point of the recording with its states (seeded: the same states each time).
+
+    ``lying_disk``: a disk that acknowledges a flush without writing its cache: a sync makes
+    nothing durable; the disk drains its whole cache at random moments instead (at one sync in
+    eight), and until then the cached sectors reach it in any order (the torn variants).
+    """
     disk = _Disk()
+    drains = random.Random(seed)
     saved: list[tuple[str, int, str]] = []
     for index, op in enumerate([*ops, None]):
         if op is None or op.kind == "S":
@@ -200,6 +215,10 @@ def states(ops: list[Op], seed: int, torn: int = 3) -> Iterator[Cut]:
             words = op.data.decode().split()
             if words[0] == "SAVED":
                 saved.append((words[1], int(words[2]), words[3]))
+            continue
+        if op.kind == "S" and lying_disk:
+            if drains.random() < 1 / 8:
+                disk.drain()
             continue
         disk.apply(op)
 
@@ -219,12 +238,8 @@ def _states_at(
         keep = rng.choice([0.25, 0.5, 0.75])
         garbage = 0.0 if n % 2 == 0 else 0.1
         folder = disk.folder_after(steps)
-        out.append(
-            State(
-                index,
-                f"torn{n}" if not garbage else f"garbage{n}",
-                files(folder, lambda i: _torn(i, rng, keep, garbage)),  # noqa: B023
-                saved,
-            )
-        )
+        content = files(folder, lambda i: _torn(i, rng, keep, garbage))  # noqa: B023
+        if garbage and _SHM in folder:
+            content[_SHM] = rng.randbytes(32768)  # a stale index: SQLite must rebuild it
+        out.append(State(index, f"torn{n}" if not garbage else f"garbage{n}", content, saved))
     return out

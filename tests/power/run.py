@@ -61,7 +61,9 @@ def scratch_folder(prefix: str) -> Path:
     return Path(tempfile.mkdtemp(prefix=prefix, dir=base))
 
 
-def record(shim: Path, folder: Path, scenario: str, seed: int, count: int) -> list[Op]:
+def record(
+    shim: Path, folder: Path, scenario: str, seed: int, count: int, synchronous: str = "full"
+) -> list[Op]:
     """Run the child under the shim in ``folder``; its recording."""
     folder.mkdir(parents=True, exist_ok=True)
     db = folder.resolve() / DB_NAME
@@ -69,7 +71,12 @@ def record(shim: Path, folder: Path, scenario: str, seed: int, count: int) -> li
     env = {**os.environ, "LD_PRELOAD": str(shim), "POWER_LOG": str(log), "POWER_DB": str(db)}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     done = subprocess.run(
-        [sys.executable, "-m", "tests.power.child", scenario, str(db), str(seed), str(count)],
+        [
+            sys.executable,
+            "-m",
+            "tests.power.child",
+            *(scenario, str(db), str(seed), str(count), synchronous),
+        ],
         env=env,
         cwd=ROOT,
         capture_output=True,
@@ -88,6 +95,7 @@ class Tally:
     states: int = 0  # before removing duplicates
     distinct: int = 0
     saved: int = 0  # appends that returned, over all recordings
+    most_lost: int = 0  # the most saved messages one state lacked (SQLite's view)
     counts: Counter[str] = field(default_factory=Counter)
     failures: list[str] = field(default_factory=list)
 
@@ -97,6 +105,7 @@ class Tally:
         self.states += other.states
         self.distinct += other.distinct
         self.saved += other.saved
+        self.most_lost = max(self.most_lost, other.most_lost)
         self.counts.update(other.counts)
         self.failures.extend(other.failures)
 
@@ -106,7 +115,7 @@ class Tally:
             f"recordings: {self.recordings} ({self.saved} appends returned)",
             f"cut points: {self.cuts}; states: {self.states}, distinct: {self.distinct}",
             f"SQLite: integrity ok {c['sqlite_ok']}, refused {c['sqlite_refused']}, "
-            f"lost a saved message {c['sqlite_lost']}",
+            f"lost a saved message {c['sqlite_lost']} (at most {self.most_lost} in one state)",
             f"app: opened {c['app_ok']}, refused a state SQLite accepts "
             f"{c['app_false_refusal']}, lost a saved message {c['app_lost']}",
             f"failing states: {c['failed']}",
@@ -117,6 +126,7 @@ def _count(verdict: Verdict, tally: Tally) -> None:
     c = tally.counts
     c["sqlite_ok" if verdict.sqlite_problem is None else "sqlite_refused"] += 1
     c["sqlite_lost"] += bool(verdict.sqlite_missing)
+    tally.most_lost = max(tally.most_lost, len(verdict.sqlite_missing))
     c["app_ok" if verdict.app_problem is None else "app_refused"] += 1
     c["app_false_refusal"] += verdict.sqlite_problem is None and verdict.app_problem is not None
     c["app_lost"] += verdict.app_problem is None and bool(verdict.app_missing)
@@ -124,13 +134,19 @@ def _count(verdict: Verdict, tally: Tally) -> None:
 
 
 async def check_recording(
-    ops: list[Op], seed: int, torn: int, work: Path, keep: Path | None = None
+    ops: list[Op],
+    seed: int,
+    torn: int,
+    work: Path,
+    keep: Path | None = None,
+    *,
+    lying_disk: bool = False,
 ) -> Tally:
-    """Judge every distinct state of one recording."""
+    """Judge every distinct state of one recording (``lying_disk``: see :func:`states`)."""
     tally = Tally(recordings=1)
     tally.saved = sum(1 for op in ops if op.kind == "M" and op.data.startswith(b"SAVED "))
     seen: set[str] = set()
-    for cut in states(ops, seed, torn):
+    for cut in states(ops, seed, torn, lying_disk=lying_disk):
         tally.cuts += 1
         for state in cut.states:
             tally.states += 1
@@ -147,13 +163,30 @@ async def check_recording(
     return tally
 
 
-def _one(args: tuple[str, str, int, int, int, str | None]) -> Tally:
-    shim, scenario, seed, count, torn, keep = args
-    folder = scratch_folder(f"power-{scenario}-{seed}-")
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One recording and its states, run in a worker process."""
+
+    shim: Path
+    scenario: str
+    seed: int
+    count: int
+    torn: int
+    keep: Path | None
+    synchronous: str
+    lying_disk: bool
+
+
+def _one(job: Job) -> Tally:
+    folder = scratch_folder(f"power-{job.scenario}-{job.seed}-")
     try:
-        ops = record(Path(shim), folder / "child", scenario, seed, count)
-        keep_dir = Path(keep) / scenario if keep else None
-        return asyncio.run(check_recording(ops, seed, torn, folder / "work", keep_dir))
+        ops = record(job.shim, folder / "child", job.scenario, job.seed, job.count, job.synchronous)
+        keep = job.keep / job.scenario if job.keep else None
+        return asyncio.run(
+            check_recording(
+                ops, job.seed, job.torn, folder / "work", keep, lying_disk=job.lying_disk
+            )
+        )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -167,18 +200,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scenarios", default=",".join(SCENARIOS))
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--keep", type=Path, help="write failing states under this folder")
+    parser.add_argument(
+        "--synchronous",
+        choices=("full", "normal"),
+        default="full",
+        help="the store's setting in the child (normal: to see what it loses; it fails)",
+    )
+    parser.add_argument(
+        "--lying-disk",
+        action="store_true",
+        help="a disk that ignores flushes (to see what that loses; it fails)",
+    )
     args = parser.parse_args(argv)
     build_dir = scratch_folder("power-shim-")
     try:
         shim = build_shim(build_dir)
         work = [
-            (
-                str(shim),
-                scenario,
-                seed,
-                args.count,
-                args.torn,
-                str(args.keep) if args.keep else None,
+            Job(
+                *(shim, scenario, seed, args.count, args.torn, args.keep),
+                *(args.synchronous, args.lying_disk),
             )
             for scenario in args.scenarios.split(",")
             for seed in range(args.first_seed, args.first_seed + args.seeds)

@@ -118,6 +118,11 @@ class Tally:
             f"lost a saved message {c['sqlite_lost']} (at most {self.most_lost} in one state)",
             f"app: opened {c['app_ok']}, refused a state SQLite accepts "
             f"{c['app_false_refusal']}, lost a saved message {c['app_lost']}",
+            *(
+                f"  of which beside {key.split(' beside ')[1]}: {n}"
+                for key, n in sorted(c.items())
+                if key.startswith("app_false_refusal beside ")
+            ),
             f"failing states: {c['failed']}",
         ]
 
@@ -128,7 +133,10 @@ def _count(verdict: Verdict, tally: Tally) -> None:
     c["sqlite_lost"] += bool(verdict.sqlite_missing)
     tally.most_lost = max(tally.most_lost, len(verdict.sqlite_missing))
     c["app_ok" if verdict.app_problem is None else "app_refused"] += 1
-    c["app_false_refusal"] += verdict.sqlite_problem is None and verdict.app_problem is not None
+    if verdict.sqlite_problem is None and verdict.app_problem is not None:
+        c["app_false_refusal"] += 1
+        beside = ", ".join(sorted(k for k in verdict.state.files if k)) or "nothing"
+        c[f"app_false_refusal beside {beside}"] += 1
     c["app_lost"] += verdict.app_problem is None and bool(verdict.app_missing)
     c["failed"] += bool(verdict.failures)
 

@@ -228,3 +228,11 @@ def test_has_hot_journal(journal: bytes | None, hot: bool, tmp_path: Path) -> No
     if journal is not None:
         Path(f"{db}-journal").write_bytes(journal)
     assert has_hot_journal(str(db)) is hot
+
+
+def test_without_gcc_the_shim_build_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # a folder without gcc
+    with pytest.raises(FileNotFoundError, match="apt-get install gcc libc6-dev"):
+        build_shim(tmp_path)

@@ -25,7 +25,14 @@ import random
 import sys
 from typing import Literal
 
-from app import Agent, AgentRunConfig, EventType, SQLiteSessionExtension, ToolCall, tool
+from app import (
+    Agent,
+    AgentRunConfig,
+    MessageSavedEvent,
+    SQLiteSessionExtension,
+    ToolCall,
+    tool,
+)
 from app.messages import AssistantMessage, Message, UserMessage, message_to_json
 from app.testing import ScriptedModel, text_step, tool_step
 
@@ -97,7 +104,7 @@ async def agent_request(db: str, seed: int, synchronous: Sync) -> None:
         model, config=AgentRunConfig(SESSION), tools=[write_note], extensions=[extension]
     )
     async for event in agent.stream("Please write a note"):
-        if event.type is EventType.MESSAGE_SAVED and event.seq is not None:
+        if isinstance(event, MessageSavedEvent) and event.seq is not None:
             saved(SESSION, event.seq, event.message)
     await extension.storage.close()
     mark("CLOSED agent")

@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import random
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -226,7 +226,7 @@ def states(ops: list[Op], seed: int, torn: int = 3, *, lying_disk: bool = False)
 def _states_at(
     disk: _Disk, index: int, saved: tuple[tuple[str, int, str], ...], rng: random.Random, torn: int
 ) -> list[State]:
-    def files(folder: dict[str, _Inode], content) -> dict[str, bytes]:  # type: ignore[no-untyped-def]
+    def files(folder: dict[str, _Inode], content: Callable[[_Inode], bytes]) -> dict[str, bytes]:
         return {name: content(inode) for name, inode in folder.items() if name != _SHM}
 
     out = [

@@ -1,10 +1,12 @@
 """Whether a file is one we may open, found out without writing a byte to it.
 
 Before SQLite opens the file: :func:`damaged_file` (a header that is not SQLite's, a file cut
-short), :func:`check_writable` (a read-only file is refused at open, not at the first send),
-:func:`has_wal`. Once it is open: :func:`check` reads the mark (``PRAGMA application_id``) and
-version (``PRAGMA user_version``) and runs ``PRAGMA quick_check``; :func:`check_read_only` does
-the same on a read-only connection, which never checkpoints a ``-wal`` into the file.
+short — unless a hot ``-journal`` or a ``-wal`` beside it lets SQLite recover it),
+:func:`check_writable` (a read-only file is refused at open, not at the first send),
+:func:`has_wal`, :func:`has_hot_journal`. Once it is open: :func:`check` reads the mark
+(``PRAGMA application_id``) and version (``PRAGMA user_version``) and runs
+``PRAGMA quick_check``; :func:`check_read_only` does the same on a read-only connection, which
+never checkpoints a ``-wal`` into the file.
 """
 
 from __future__ import annotations
@@ -28,11 +30,15 @@ __all__ = [
     "check_writable",
     "connect_read_only",
     "damaged_file",
+    "has_hot_journal",
     "has_wal",
+    "judged_header",
     "scalar",
 ]
 
 _SQLITE_MAGIC: Final = b"SQLite format 3\x00"
+_JOURNAL_MAGIC: Final = bytes.fromhex("d9d505f920a163d7")
+_WAL_MAGICS: Final = (bytes.fromhex("377f0682"), bytes.fromhex("377f0683"))
 
 
 def damaged_file(path: Path) -> str | None:
@@ -41,8 +47,13 @@ def damaged_file(path: Path) -> str | None:
     SQLite itself would report such a file as corrupt too, but only after opening it — and on
     closing, it checkpoints and deletes a ``-wal`` file beside it, which may hold the latest
     committed messages. Files that fail these two cheap checks are never handed to SQLite:
-    a header that is not SQLite's, or (with no ``-wal`` to complete it) a file shorter than
-    the size its header records.
+    a header that is not SQLite's, or a file shorter than the size its header records.
+
+    Only what SQLite cannot recover is judged here (:func:`judged_header`, a pure table): with a
+    hot ``-journal`` beside the file (a power cut while the database was first created) SQLite
+    rolls the file back before reading it, and with a ``-wal`` beside it (a power cut during a
+    checkpoint) the newest page 1 is read from the ``-wal``, so a torn or garbage first page
+    in the file is no damage then. The checks after opening still judge the result.
     """
     try:
         size = path.stat().st_size
@@ -54,16 +65,47 @@ def damaged_file(path: Path) -> str | None:
         return None
     except OSError:
         return None  # let SQLite report what it cannot open, in its own words
+    name = str(path)
+    return judged_header(header, size, hot_journal=has_hot_journal(name), wal=_wal_has_header(name))
+
+
+def judged_header(header: bytes, size: int, *, hot_journal: bool, wal: bool) -> str | None:
+    """Why a file of ``size`` bytes starting with ``header`` (its first 100 bytes) is damaged
+    beyond what SQLite recovers, given what lies beside it; ``None`` when it is not."""
+    if hot_journal:
+        return None  # SQLite rolls the file back to the journal's copy first
     if len(header) < 100 or not header.startswith(_SQLITE_MAGIC):
+        if wal:
+            return None  # page 1 may be in the -wal: the read-only check reads it from there
         return "it does not start like an SQLite database"
     page_size = int.from_bytes(header[16:18], "big")
     page_size = 65536 if page_size == 1 else page_size
     pages = int.from_bytes(header[28:32], "big")
     size_is_valid = header[24:28] == header[92:96]  # the header's own validity marker
-    wal = Path(f"{path}-wal")
-    if size_is_valid and size < pages * page_size and not (wal.exists() and wal.stat().st_size > 0):
+    if size_is_valid and size < pages * page_size and not wal:
         return f"it is cut short: {size} of {pages * page_size} bytes"
     return None
+
+
+def has_hot_journal(path: str) -> bool:
+    """Whether a rollback ``-journal`` beside ``path`` may be hot: it starts with SQLite's
+    journal header, so SQLite rolls the file back to the journal's copy before reading it. (A
+    journal zeroed at commit, or one that is not SQLite's, has nothing to roll back.)"""
+    return _starts_with(f"{path}-journal", (_JOURNAL_MAGIC,))
+
+
+def _wal_has_header(path: str) -> bool:
+    """Whether a ``-wal`` beside ``path`` starts with SQLite's WAL header (it may hold page 1)."""
+    return _starts_with(f"{path}-wal", _WAL_MAGICS)
+
+
+def _starts_with(path: str, magics: tuple[bytes, ...]) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            start = handle.read(8)
+    except OSError:
+        return False
+    return start.startswith(magics)
 
 
 def check_writable(path: str) -> None:
@@ -86,6 +128,7 @@ def check_writable(path: str) -> None:
 
 
 def has_wal(path: str) -> bool:
+    """Whether a non-empty ``-wal`` lies beside ``path`` (it may hold committed changes)."""
     try:
         return os.stat(f"{path}-wal").st_size > 0
     except OSError:

@@ -7,7 +7,8 @@ runs the provider's parse loop in a small pump task that reads as far as the byt
 received allow, and hands the consumer everything gathered since its last turn, with adjacent
 text (and adjacent thinking) pieces joined by :func:`merge_deltas`. A slow stream is not delayed
 at all: each piece is passed on as soon as it is parsed, so a consumer that keeps up sees every
-piece on its own.
+piece on its own. Parsing a large read never holds the event loop for more than about
+:data:`TIME_SLICE` at a time.
 
 What the consumer sees is the same step: the same text, calls, reasoning and end, in the same
 order. A failure of the source is raised to the consumer after the events that preceded it (so
@@ -18,11 +19,16 @@ which closes the provider's response.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from typing import Final
 
 from ..model import ModelEvent, ReasoningDelta, TextDelta
 
-__all__ = ["coalesced", "merge_deltas"]
+__all__ = ["TIME_SLICE", "coalesced", "merge_deltas"]
+
+#: Seconds of parsing after which the pump lets the event loop run (half a 60 Hz frame).
+TIME_SLICE: Final = 0.008
 
 
 def merge_deltas(events: Sequence[ModelEvent]) -> list[ModelEvent]:
@@ -66,11 +72,19 @@ async def coalesced(
 
     async def pump() -> None:
         nonlocal ended
+        clock = time.perf_counter
+        turn = clock()
         try:
             async for batch in batches:
                 if batch:
                     buffer.extend(batch)
                     wake.set()
+                if clock() - turn > TIME_SLICE:
+                    # Bytes already received parse without a pause, so a large read would
+                    # hold the loop (and the window's frames) for its whole length. (If the
+                    # pump waited for the network meanwhile, this turn is merely redundant.)
+                    await asyncio.sleep(0)
+                    turn = clock()
         except asyncio.CancelledError:
             raise  # the consumer left: nothing more is wanted
         except BaseException as err:  # handed to the consumer, in order

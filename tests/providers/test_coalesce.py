@@ -4,6 +4,7 @@ when pieces arrived while the consumer was busy."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncGenerator, Sequence
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from app.errors import ProviderConnectionError
 from app.messages import StopReason, ToolCall
 from app.model import ModelEvent, ReasoningDelta, StepEnd, TextDelta, ToolCallComplete
-from app.providers.coalesce import coalesced, merge_deltas
+from app.providers.coalesce import TIME_SLICE, coalesced, merge_deltas
 from app.simulator import Reply, Simulator
 
 from .conftest import ModelFactory, collect, request
@@ -141,3 +142,35 @@ async def test_a_fast_stream_reaches_a_busy_consumer_in_fewer_pieces(
     assert result.error is None and result.stop is StopReason.END_TURN
     assert len(result.text.split()) == 2_000
     assert seen < 1_000
+
+
+async def test_a_long_burst_lets_the_event_loop_run() -> None:
+    """Bytes already received parse without a pause; the pump still gives the loop (the
+    window's frames) a turn about every TIME_SLICE."""
+    ticks = 0
+    seen_at_batch: list[int] = []
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await asyncio.sleep(0)
+
+    async def busy() -> AsyncGenerator[Sequence[ModelEvent], None]:
+        for _ in range(12):
+            started = time.perf_counter()
+            while time.perf_counter() - started < TIME_SLICE / 3:
+                pass  # parsing, as the provider does: no await
+            seen_at_batch.append(ticks)
+            yield [TextDelta("x")]
+        yield [END]
+
+    running = asyncio.create_task(ticker())
+    await asyncio.sleep(0)
+    try:
+        events = [e async for e in coalesced(busy())]
+    finally:
+        running.cancel()
+    assert merge_deltas(events) == [TextDelta("x" * 12), END]
+    # the ticker ran between batches, not only before and after the burst
+    assert seen_at_batch[-1] > seen_at_batch[0]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from PySide6.QtCore import (
     QModelIndex,
@@ -24,7 +24,7 @@ from PySide6.QtCore import (
 )
 
 from .plain import plain_tooltip
-from .sidebar_diff import plan
+from .sidebar_diff import MAX_STEPS, plan
 from .sidebar_text import accessible_text, date_group, display_title, section_starts
 
 __all__ = [
@@ -35,6 +35,7 @@ __all__ = [
     "SNIPPET_ROLE",
     "ConversationModel",
     "ListedConversation",
+    "Row",
     "changed_at",
     "grouped_keys",
     "is_pinned",
@@ -93,12 +94,23 @@ def grouped_keys(listing: Sequence[ListedConversation], now: datetime) -> list[s
     return keys
 
 
+class Row(NamedTuple):
+    """What one row shows: a header's label, or a conversation's id, title, badge, snippet."""
+
+    label: str | None
+    session_id: str | None
+    title: str
+    badge: bool
+    snippet: str | None
+
+
 class ConversationModel(QStringListModel):
     """The rows, by key in Qt's list; per key, what the row shows (see the module)."""
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._keys: list[str] = []
+        self._keys: list[str] = []  # Qt's rows, except while steps run (then ask Qt)
+        self._stepping = False
         self._listed: Mapping[str, ListedConversation] = {}
         self._snippets: Mapping[str, str] = {}
         self._badges: frozenset[str] = frozenset()
@@ -131,24 +143,32 @@ class ConversationModel(QStringListModel):
         mode_changed = searching != self.searching
         self.searching = searching
         steps = None if mode_changed else plan(self._keys, keys)
-        if steps is None:
+        if steps is None or sum(n for kind, _row, n in steps if kind == "insert") > MAX_STEPS:
+            # Many rows at once (the first listing, a search ended): one call, not a call
+            # per row.
             self._keys = list(keys)
             self.setStringList(self._keys)  # a refill: the view lays the rows out again
             return
-        for kind, row, amount in steps:
-            if kind == "remove":
-                self.removeRows(row, amount)
-            elif kind == "move":
-                self.moveRows(QModelIndex(), row, 1, QModelIndex(), amount)
-            else:
-                first = keys.index(self._key_at(row - 1)) + 1 if row else 0
-                self.insertRows(row, amount)
-                for n in range(amount):
-                    super().setData(self.index(row + n), keys[first + n])
+        self._stepping = True
+        try:
+            for kind, row, amount in steps:
+                if kind == "remove":
+                    self.removeRows(row, amount)
+                elif kind == "move":
+                    self.moveRows(QModelIndex(), row, 1, QModelIndex(), amount)
+                else:
+                    first = keys.index(self._key_at(row - 1)) + 1 if row else 0
+                    self.insertRows(row, amount)
+                    for n in range(amount):
+                        super().setData(self.index(row + n), keys[first + n])
+        finally:
+            self._stepping = False
         self._keys = list(keys)
         self._report_changes(before, new_day)
 
     def _key_at(self, row: int) -> str:
+        if not self._stepping and 0 <= row < len(self._keys):
+            return self._keys[row]
         return str(super().data(self.index(row), Qt.ItemDataRole.DisplayRole) or "")
 
     def _report_changes(
@@ -168,6 +188,15 @@ class ConversationModel(QStringListModel):
         )
         if self._keys and not unchanged:
             self.dataChanged.emit(self.index(0), self.index(len(self._keys) - 1))
+
+    def row(self, row: int) -> Row:
+        """What row ``row`` shows, in one call (the delegate's, for each row it paints)."""
+        key = self._key_at(row)
+        if key.startswith(HEADER):
+            return Row(key[len(HEADER) :], None, "", False, None)
+        info = self._listed.get(key)
+        title = display_title(info.title) if info is not None else ""
+        return Row(None, key, title, key in self._badges, self._snippets.get(key))
 
     # --- Qt's questions ----------------------------------------------------------------------
 

@@ -36,7 +36,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .sidebar_model import BADGE_ROLE, GROUP_ROLE, SESSION_ROLE, SNIPPET_ROLE
+from .sidebar_model import (
+    BADGE_ROLE,
+    GROUP_ROLE,
+    SESSION_ROLE,
+    SNIPPET_ROLE,
+    ConversationModel,
+    Row,
+)
 from .sidebar_text import Span, match_spans, snippet_spans
 from .theme import SPACE, TYPE_SCALE, Tokens, tokens_for
 
@@ -239,6 +246,22 @@ def _searching(model: QAbstractItemModel | None) -> bool:
     return bool(getattr(model, "searching", False))
 
 
+def _row(index: QModelIndex | QPersistentModelIndex) -> Row:
+    """What ``index`` shows: from the model in one call, else from its data roles."""
+    model = index.model()
+    if isinstance(model, ConversationModel):
+        return model.row(index.row())
+    label = index.data(GROUP_ROLE)
+    snippet = index.data(SNIPPET_ROLE)
+    return Row(
+        None if label is None else str(label),
+        index.data(SESSION_ROLE),
+        str(index.data(Qt.ItemDataRole.DisplayRole) or ""),
+        bool(index.data(BADGE_ROLE)),
+        None if snippet is None else str(snippet),
+    )
+
+
 class RowDelegate(QStyledItemDelegate):
     """Paints a row: a section header's label, or a conversation's card (hover, selection,
     focus), its title with the search's words in bold, its snippet and the Resume pill at
@@ -264,7 +287,8 @@ class RowDelegate(QStyledItemDelegate):
         font: QFont = option.font
         look = row_look(font)
         tokens = tokens_for(option.palette)
-        label = index.data(GROUP_ROLE)
+        row = _row(index)
+        label = row.label
         painter.save()
         if label is not None:
             where = header_rect(rect, font)
@@ -277,13 +301,14 @@ class RowDelegate(QStyledItemDelegate):
             painter.restore()
             return
         state: QStyle.StateFlag = option.state
-        g = geometry_of(rect, font, index)
+        searching = _searching(index.model())
+        g = row_geometry(rect, font, snippet=searching, badge=row.badge)
         selected = bool(state & QStyle.StateFlag.State_Selected)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         self._paint_card(painter, g.card, state, tokens)
         text = tokens.color("selection_text" if selected else "text")
         muted = text if selected else tokens.color("muted")
-        title_runs, snippet_runs = self.runs(index, g, font)
+        title_runs, snippet_runs = self._runs(row, g, look)
         _draw_runs(painter, g.title, title_runs, look.title_fonts, (text, text))
         if g.snippet is not None:
             _draw_runs(painter, g.snippet, snippet_runs, look.small_fonts, (muted, text))
@@ -295,14 +320,14 @@ class RowDelegate(QStyledItemDelegate):
         self, index: QModelIndex | QPersistentModelIndex, g: RowGeometry, font: QFont
     ) -> tuple[list[Run], list[Run]]:
         """The title's and the snippet's runs as this row draws them (search words bold)."""
-        look = row_look(font)
-        title = str(index.data(Qt.ItemDataRole.DisplayRole) or "")
-        spans = match_spans(title, self._terms())
+        return self._runs(_row(index), g, row_look(font))
+
+    def _runs(self, row: Row, g: RowGeometry, look: RowLook) -> tuple[list[Run], list[Run]]:
+        spans = match_spans(row.title, self._terms())
         title_runs = _fit(spans, look.title_metrics, g.title.width())
-        snippet = index.data(SNIPPET_ROLE)
-        if g.snippet is None or not snippet:
+        if g.snippet is None or not row.snippet:
             return title_runs, []
-        snippet_runs = _fit(snippet_spans(str(snippet)), look.small_metrics, g.snippet.width())
+        snippet_runs = _fit(snippet_spans(row.snippet), look.small_metrics, g.snippet.width())
         return title_runs, snippet_runs
 
     @staticmethod

@@ -161,8 +161,8 @@ class Sidebar(QWidget):
                 self.search.clear()
                 return True
             keys = (Qt.Key.Key_Down, Qt.Key.Key_Return, Qt.Key.Key_Enter)
-            first = self._first_row()
-            if event.key() in keys and first.isValid():
+            first = self._first_row() if event.key() in keys else QModelIndex()
+            if first.isValid():
                 self.list.setFocus(Qt.FocusReason.TabFocusReason)
                 self.list.setCurrentIndex(first)
                 self._activated(first)
@@ -242,8 +242,9 @@ class Sidebar(QWidget):
             return -1
 
     def _first_row(self) -> QModelIndex:
-        for row, key in enumerate(self.model.keys()):
-            if not key.startswith(HEADER):
+        """The first conversation's row (under its section header when grouped)."""
+        for row in range(min(self.model.rowCount(), 2)):
+            if self.model.row(row).session_id:
                 return self.model.index(row)
         return QModelIndex()
 

@@ -247,19 +247,11 @@ def _searching(model: QAbstractItemModel | None) -> bool:
 
 
 def _row(index: QModelIndex | QPersistentModelIndex) -> Row:
-    """What ``index`` shows: from the model in one call, else from its data roles."""
+    """What ``index`` shows (nothing, on another model than the sidebar's)."""
     model = index.model()
     if isinstance(model, ConversationModel):
         return model.row(index.row())
-    label = index.data(GROUP_ROLE)
-    snippet = index.data(SNIPPET_ROLE)
-    return Row(
-        None if label is None else str(label),
-        index.data(SESSION_ROLE),
-        str(index.data(Qt.ItemDataRole.DisplayRole) or ""),
-        bool(index.data(BADGE_ROLE)),
-        None if snippet is None else str(snippet),
-    )
+    return Row(None, None, "", False, None)
 
 
 class RowDelegate(QStyledItemDelegate):

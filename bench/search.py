@@ -3,10 +3,10 @@
 Two stores are filled the same way (sessions of 100 messages, each saved with ``append_many``
 at ``synchronous=normal``: filling is not what is timed), with text drawn from one vocabulary
 in a Zipf-like mix, so a word's share of the messages is the same in both corpora. Then each
-query of :data:`QUERIES` — a rare word, a common one, a prefix, two words — runs through
-``SQLiteSessionStore.search`` (the app's search: every word, the last as a prefix, best 50 by
-rank, with snippets) several times; the figure is the median latency of each query, and the
-ratio of the large corpus to the small one (goal: flat, within 2×).
+query of :data:`QUERIES` — a rare word, a common one, a prefix, two letters, two words — runs
+through ``SQLiteSessionStore.search`` (the app's search: every word, the last as a prefix,
+best 50 by rank, with snippets) several times; the figure is the median latency of each
+query, and the ratio of the large corpus to the small one (goal: flat, within 2×).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ QUERIES = {
     "mid word": "w0200",
     "common word": "w0003",
     "prefix": "w01",
+    "two letters": "w0",  # the first keys of a word typed (every word starts with w)
     "two words": "w0010 w0500",
 }
 

@@ -1,14 +1,20 @@
-"""The sidebar with 1,000 conversations: start, fill and scroll, against 10 conversations.
+"""The sidebar with 1,000 conversations: start, fill, update and scroll, against 10 conversations.
 
-``python -m bench.sidebar [--conversations N]`` (offscreen Qt, its own process):
+``python -m bench.sidebar [--conversations N] [--many M]`` (offscreen Qt, its own process):
 
 * **start**: cold starts (:mod:`bench.coldstart`'s launcher) on a data folder of N
   conversations and on one of 10, alternating; the first window shown and the main window
   working, medians.
-* **fill**: ``Sidebar.set_sessions`` with the store's listing of N conversations vs 10 (the
-  list is rebuilt so after every change to the list; median of several fills).
+* **fill**: ``Sidebar.set_sessions`` with the store's listing of N conversations (vs 10) into
+  an empty list, and the events that follow (layout, the first paint); median of several.
+* **update**: what every sent message does to the list: one conversation (from the middle)
+  changed just now, so it moves to the top; ``set_sessions`` with the new listing and the
+  events that follow; median of several.
 * **scroll**: the list shown at 260×700 and scrolled top to bottom a page at a time, each
-  page painted at once (``repaint``); the slowest page vs the slowest page of 10.
+  page painted at once (``repaint``); the slowest page vs the slowest page of 10, and the
+  median page.
+* **many**: fill, update and slowest page again with M (10,000) conversations: the store's
+  listing of N repeated under other ids, a day older each round (no store of M is written).
 
 Prints one JSON object.
 """
@@ -17,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import os
 import statistics
@@ -67,7 +74,7 @@ def _starts(big: Path, small: Path, launches: int) -> dict[str, float]:
     }
 
 
-def _fill_and_scroll(listing: list[Any], fills: int = 5) -> dict[str, float]:
+def _fill_and_scroll(listing: list[Any], rounds: int = 5) -> dict[str, float]:
     from PySide6.QtWidgets import QApplication
 
     from ui.sidebar import Sidebar
@@ -77,12 +84,27 @@ def _fill_and_scroll(listing: list[Any], fills: int = 5) -> dict[str, float]:
     sidebar.resize(260, 700)
     sidebar.show()
     app.processEvents()
-    times = []
-    for _ in range(fills):
+
+    def timed(sessions: list[Any]) -> float:
         started = time.perf_counter()
-        sidebar.set_sessions(listing, set())
+        sidebar.set_sessions(sessions, set())
         app.processEvents()
-        times.append(time.perf_counter() - started)
+        return time.perf_counter() - started
+
+    fills = []
+    for _ in range(rounds):
+        sidebar.set_sessions([], set())
+        app.processEvents()
+        fills.append(timed(listing))
+    sidebar.set_current(listing[0].id)
+    updates = []
+    for n in range(rounds):
+        moved = listing[len(listing) // 2 + n]
+        now = time.time() + n
+        listing = [dataclasses.replace(moved, updated_at=now)] + [
+            info for info in listing if info.id != moved.id
+        ]
+        updates.append(timed(listing))
     bar = sidebar.list.verticalScrollBar()
     pages = []
     value = 0
@@ -96,39 +118,76 @@ def _fill_and_scroll(listing: list[Any], fills: int = 5) -> dict[str, float]:
         value = min(value + max(bar.pageStep(), 1), bar.maximum())
     sidebar.close()
     return {
-        "fill_ms": statistics.median(times) * 1000,
+        "fill_ms": statistics.median(fills) * 1000,
+        "update_ms": statistics.median(updates) * 1000,
         "slowest_page_ms": max(pages) * 1000,
+        "median_page_ms": statistics.median(pages) * 1000,
         "pages": len(pages),
     }
 
 
-def measure(conversations: int = 1_000, small: int = 10, launches: int = 5) -> dict[str, Any]:
+def _repeated(listing: list[Any], count: int) -> list[Any]:
+    """``count`` conversations: ``listing`` again and again under other ids, older each time."""
+    many: list[Any] = []
+    round_ = 0
+    while len(many) < count:
+        for info in listing[: count - len(many)]:
+            many.append(
+                dataclasses.replace(
+                    info,
+                    id=f"{info.id}-{round_}",
+                    created_at=info.created_at - round_ * 86_400,
+                    updated_at=info.updated_at - round_ * 86_400,
+                )
+            )
+        round_ += 1
+    return many
+
+
+def measure(
+    conversations: int = 1_000, small: int = 10, launches: int = 5, many: int = 10_000
+) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         big_dir, small_dir = Path(tmp, "big"), Path(tmp, "small")
         asyncio.run(_fill_folder(big_dir, conversations))
         asyncio.run(_fill_folder(small_dir, small))
-        starts = _starts(big_dir, small_dir, launches)
+        starts = _starts(big_dir, small_dir, launches) if launches else {}
         big_listing = asyncio.run(_listing(big_dir))
         small_listing = asyncio.run(_listing(small_dir))
     big, little = _fill_and_scroll(big_listing), _fill_and_scroll(small_listing)
-    return {
+    result = {
         "conversations": conversations,
         "small": small,
         **starts,
         "fill_big_ms": big["fill_ms"],
         "fill_small_ms": little["fill_ms"],
+        "update_big_ms": big["update_ms"],
+        "update_small_ms": little["update_ms"],
         "scroll_big_ms": big["slowest_page_ms"],
         "scroll_small_ms": little["slowest_page_ms"],
+        "scroll_median_big_ms": big["median_page_ms"],
         "pages_big": big["pages"],
     }
+    if many:
+        lots = _fill_and_scroll(_repeated(big_listing, many))
+        result.update(
+            many=many,
+            fill_many_ms=lots["fill_ms"],
+            update_many_ms=lots["update_ms"],
+            scroll_many_ms=lots["slowest_page_ms"],
+            pages_many=lots["pages"],
+        )
+    return result
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--conversations", type=int, default=1_000)
-    parser.add_argument("--launches", type=int, default=5)
+    parser.add_argument("--launches", type=int, default=5, help="cold starts (0: none)")
+    parser.add_argument("--many", type=int, default=10_000, help="the large case (0: none)")
     args = parser.parse_args()
-    print(json.dumps(measure(args.conversations, launches=args.launches), indent=2))
+    result = measure(args.conversations, launches=args.launches, many=args.many)
+    print(json.dumps(result, indent=2))
 
 
 if __name__ == "__main__":

@@ -1,10 +1,12 @@
 """The conversation list: pinned ones first under "Pinned", then grouped by date, newest
 first; a badge on resumable ones; search; a row's menu renames, pins or deletes.
 
-Rows are painted by :mod:`ui.sidebar_rows` (a date-group header above a group's first row,
-the plain title elided with "…", the Resume badge inside the visible width); the words are
-decided in :mod:`ui.sidebar_text`. Moving through the list with the keyboard opens the
-conversation moved to, as a click does, and the highlight follows what is open.
+The rows live in :mod:`ui.sidebar_model` (section headers as rows of their own, updated by a
+few moves and insertions when the listing changes, never rebuilt for a new message) and are
+painted by :mod:`ui.sidebar_rows` (the plain title elided with "…", the Resume badge inside
+the visible width); the words are decided in :mod:`ui.sidebar_text`. Moving through the list
+with the keyboard opens the conversation moved to, as a click does, and the highlight follows
+what is open.
 
 Search runs in SQLite (FTS5, through ``AppServices.search``) after a short pause in typing;
 while a query is active the list shows the matching conversations, the match highlighted,
@@ -15,9 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import Protocol
 
-from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -25,7 +26,6 @@ from PySide6.QtWidgets import (
     QInputDialog,
     QLabel,
     QLineEdit,
-    QListWidgetItem,
     QMenu,
     QMessageBox,
     QPushButton,
@@ -33,46 +33,28 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .plain import plain_message_box, plain_tooltip
-from .sidebar_rows import (
-    BADGE_ROLE,
-    FIRST_ROLE,
-    GROUP_ROLE,
+from .plain import plain_message_box
+from .sidebar_model import (
+    HEADER,
     SESSION_ROLE,
-    SNIPPET_ROLE,
-    ConversationList,
-    RowDelegate,
+    ConversationModel,
+    ListedConversation,
+    changed_at,
+    grouped_keys,
+    is_pinned,
 )
+from .sidebar_rows import ConversationList, RowDelegate
 from .sidebar_text import (
     NO_CONVERSATIONS,
-    accessible_text,
-    date_group,
     display_title,
     ms_until_tomorrow,
     no_match_text,
     pin_action_text,
     query_terms,
-    section_labels,
 )
 from .theme import SPACE, tokens_for
 
 __all__ = ["SESSION_ROLE", "ListedConversation", "Sidebar", "ask_confirmation", "ask_title"]
-
-
-class ListedConversation(Protocol):
-    """What the list shows of a conversation: ``app.SessionInfo`` has it, and so do the titles
-    the start window reads before the core is imported (:mod:`ui.start_window`)."""
-
-    @property
-    def id(self) -> str: ...
-    @property
-    def title(self) -> str | None: ...
-    @property
-    def created_at(self) -> float: ...
-    @property
-    def updated_at(self) -> float: ...
-    @property
-    def pinned_at(self) -> float | None: ...
 
 
 def ask_confirmation(parent: QWidget, title: str, text: str) -> bool:
@@ -124,14 +106,15 @@ class Sidebar(QWidget):
         self.empty.setContentsMargins(SPACE[2], SPACE[1], SPACE[1], SPACE[1])
         self.empty.hide()
         self._terms: list[str] = []
+        self.model = ConversationModel(self)
         self.list = ConversationList()
+        self.list.setModel(self.model)
         self.list.setObjectName("sidebar")
         self.list.setAccessibleName("Conversations")
         self.list.setItemDelegate(RowDelegate(self.list, lambda: self._terms))
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.list.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
-        self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.list.setFrameShape(QFrame.Shape.NoFrame)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(SPACE[1], SPACE[1], 0, SPACE[1])
@@ -144,6 +127,7 @@ class Sidebar(QWidget):
         self._apply_tokens()
 
         self._sessions: list[ListedConversation] = []
+        self._by_id: dict[str, ListedConversation] = {}
         self._badges: set[str] = set()
         self._current: str | None = None
         self._debounce = QTimer(self)
@@ -157,8 +141,8 @@ class Sidebar(QWidget):
         self._midnight.setSingleShot(True)
         self._midnight.timeout.connect(self._regroup)
         self.new_button.clicked.connect(self.newRequested)
-        self.list.itemActivated.connect(self._activated)
-        self.list.itemClicked.connect(self._activated)
+        self.list.activated.connect(self._activated)
+        self.list.clicked.connect(self._activated)
         self.list.moved.connect(self._activated)
         self.list.customContextMenuRequested.connect(self._menu)
 
@@ -177,10 +161,11 @@ class Sidebar(QWidget):
                 self.search.clear()
                 return True
             keys = (Qt.Key.Key_Down, Qt.Key.Key_Return, Qt.Key.Key_Enter)
-            if event.key() in keys and self.list.count():
+            first = self._first_row() if event.key() in keys else QModelIndex()
+            if first.isValid():
                 self.list.setFocus(Qt.FocusReason.TabFocusReason)
-                self.list.setCurrentRow(0)
-                self._activated(self.list.item(0))
+                self.list.setCurrentIndex(first)
+                self._activated(first)
                 return True
         return super().eventFilter(watched, event)
 
@@ -205,7 +190,8 @@ class Sidebar(QWidget):
     # --- content ---------------------------------------------------------------------------
 
     def set_sessions(self, sessions: Iterable[ListedConversation], badges: set[str]) -> None:
-        self._sessions = sorted(sessions, key=_listed_order)
+        self._sessions = _in_listed_order(sessions)
+        self._by_id = {info.id: info for info in self._sessions}
         self._badges = set(badges)
         if not self.search.text().strip():
             self.show_all()
@@ -213,103 +199,122 @@ class Sidebar(QWidget):
     def set_search_results(self, hits: list[tuple[str, str]], query: str | None = None) -> None:
         """``hits``: (session id, snippet) in rank order; one row per conversation. ``query``
         (default: the search field's text) is what the no-match line quotes and bold marks."""
-        by_id = {s.id: s for s in self._sessions}
-        rows: list[tuple[ListedConversation, str | None]] = []
-        seen: set[str] = set()
+        snippets: dict[str, str] = {}
         for session_id, snippet in hits:
-            info = by_id.get(session_id)
-            if info is not None and session_id not in seen:
-                seen.add(session_id)
-                rows.append((info, snippet))
+            if session_id in self._by_id and session_id not in snippets:
+                snippets[session_id] = snippet
         query = self.search.text().strip() if query is None else query
         self._terms = query_terms(query)
-        self._fill(rows, grouped=False)
+        self._show(list(snippets), snippets)
         self.empty.setText(no_match_text(query))
-        self.empty.setVisible(not rows)
+        self.empty.setVisible(not snippets)
 
     def show_all(self) -> None:
         self._terms = []
         self.empty.setText(NO_CONVERSATIONS)
         self.empty.setVisible(not self._sessions)
-        self._fill([(s, None) for s in self._sessions], grouped=True)
+        now = self.clock()
+        self._show(grouped_keys(self._sessions, now), None, now)
 
     def _regroup(self) -> None:
         if not self.search.text().strip():
             self.show_all()
 
-    def _fill(self, rows: list[tuple[ListedConversation, str | None]], *, grouped: bool) -> None:
-        now = self.clock()
+    def _show(
+        self, keys: list[str], snippets: dict[str, str] | None, now: datetime | None = None
+    ) -> None:
+        now = self.clock() if now is None else now
         self._midnight.start(ms_until_tomorrow(now))
-        labels = section_labels([(_changed_at(i), _pinned(i)) for i, _ in rows], now)
-        self.list.clear()
-        for row, (info, snippet) in enumerate(rows):
-            title = display_title(info.title)
-            resumable = info.id in self._badges
-            item = QListWidgetItem(title)
-            item.setData(SESSION_ROLE, info.id)
-            item.setData(BADGE_ROLE, resumable)
-            item.setData(SNIPPET_ROLE, snippet)
-            item.setData(GROUP_ROLE, labels[row] if grouped else None)
-            item.setData(FIRST_ROLE, row == 0)
-            spoken = accessible_text(title, resumable, _pinned(info))
-            item.setToolTip(plain_tooltip(spoken))
-            item.setData(Qt.ItemDataRole.AccessibleTextRole, spoken)
-            item.setData(
-                Qt.ItemDataRole.AccessibleDescriptionRole, date_group(_changed_at(info), now)
-            )
-            self.list.addItem(item)
-            if info.id == self._current:
-                self.list.setCurrentItem(item)
+        self.model.show(keys, self._by_id, self._badges, now, snippets)
+        self.list.viewport().update()  # the search words' highlight may have changed
+        row = self._row_of(self._current)
+        if row >= 0 and self.list.currentIndex().row() != row:
+            self.list.setCurrentIndex(self.model.index(row))
+        elif row < 0:
+            self.list.clearSelection()
+
+    def _row_of(self, session_id: str | None) -> int:
+        if session_id is None:
+            return -1
+        try:
+            return self.model.keys().index(session_id)
+        except ValueError:
+            return -1
+
+    def _first_row(self) -> QModelIndex:
+        """The first conversation's row (under its section header when grouped)."""
+        for row in range(min(self.model.rowCount(), 2)):
+            if self.model.row(row).session_id:
+                return self.model.index(row)
+        return QModelIndex()
+
+    def index_of(self, session_id: str) -> QModelIndex:
+        """The row of ``session_id`` (invalid when it is not listed)."""
+        row = self._row_of(session_id)
+        return self.model.index(row) if row >= 0 else QModelIndex()
 
     def set_current(self, session_id: str | None) -> None:
         """Highlight the open conversation (none: nothing highlighted)."""
         self._current = session_id
-        for row in range(self.list.count()):
-            item = self.list.item(row)
-            if item.data(SESSION_ROLE) == session_id:
-                self.list.setCurrentItem(item)
-                self.list.scrollToItem(item)
-                return
+        index = self.index_of(session_id) if session_id else QModelIndex()
+        if index.isValid():
+            self.list.setCurrentIndex(index)
+            self.list.scrollTo(index)
+            return
         self.list.clearSelection()
 
+    def current_id(self) -> str | None:
+        """The conversation whose row is current and selected (None: no such row)."""
+        index = self.list.currentIndex()
+        if not index.isValid() or not self.list.selectionModel().isSelected(index):
+            return None
+        return str(index.data(SESSION_ROLE))
+
     def session_ids(self) -> list[str]:
-        return [self.list.item(r).data(SESSION_ROLE) for r in range(self.list.count())]
+        return [key for key in self.model.keys() if not key.startswith(HEADER)]
 
     def group_headers(self) -> list[tuple[int, str]]:
-        """(row, label) of each date-group header shown above a row."""
-        rows = (self.list.item(r) for r in range(self.list.count()))
-        return [(r, item.data(GROUP_ROLE)) for r, item in enumerate(rows) if item.data(GROUP_ROLE)]
+        """(position among the conversations, label) of each section header: the header
+        is shown above the conversation at that position."""
+        headers: list[tuple[int, str]] = []
+        listed = 0
+        for key in self.model.keys():
+            if key.startswith(HEADER):
+                headers.append((listed, key[len(HEADER) :]))
+            else:
+                listed += 1
+        return headers
 
     def has_badge(self, session_id: str) -> bool:
         return session_id in self._badges
 
     def is_pinned(self, session_id: str) -> bool:
-        return any(_pinned(info) for info in self._sessions if info.id == session_id)
+        info = self._by_id.get(session_id)
+        return info is not None and is_pinned(info)
 
     def toggle_pin(self, session_id: str) -> None:
         """Pin the conversation to the top of the list, or unpin it (``pinRequested``)."""
-        if any(info.id == session_id for info in self._sessions):
+        if session_id in self._by_id:
             self.pinRequested.emit(session_id, not self.is_pinned(session_id))
 
     def title_of(self, session_id: str) -> str:
         """The conversation's stored title (as the person or the model wrote it)."""
-        for info in self._sessions:
-            if info.id == session_id:
-                return info.title or "Untitled conversation"
-        return ""
+        info = self._by_id.get(session_id)
+        if info is None:
+            return ""
+        return info.title or "Untitled conversation"
 
     # --- actions ---------------------------------------------------------------------------
 
-    def _activated(self, item: QListWidgetItem) -> None:
-        session_id = item.data(SESSION_ROLE)
+    def _activated(self, index: QModelIndex) -> None:
+        session_id = index.data(SESSION_ROLE)
         if session_id and session_id != self._current:
             self.sessionActivated.emit(session_id)
 
     def _menu(self, pos: QPoint) -> None:
-        item = self.list.itemAt(pos)
-        if item is None or self.list.on_header(pos):
+        session_id = self.list.indexAt(pos).data(SESSION_ROLE)
+        if not session_id:
             return
-        session_id = item.data(SESSION_ROLE)
         menu = QMenu(self)
         menu.setObjectName("sidebarRowMenu")
         rename = menu.addAction("Rename…")
@@ -343,22 +348,33 @@ class Sidebar(QWidget):
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() == Qt.Key.Key_Delete:
-            item = self.list.currentItem()
-            if item is not None:
-                self.delete(item.data(SESSION_ROLE))
+            session_id = self.list.currentIndex().data(SESSION_ROLE)
+            if session_id:
+                self.delete(session_id)
                 return
         super().keyPressEvent(event)
-
-
-def _changed_at(info: ListedConversation) -> float:
-    return info.updated_at or info.created_at
-
-
-def _pinned(info: ListedConversation) -> bool:
-    return info.pinned_at is not None
 
 
 def _listed_order(info: ListedConversation) -> tuple[bool, float, float]:
     """Pinned first (most recently pinned first), then the rest most recently changed first
     (the store lists them so too)."""
-    return (not _pinned(info), -(info.pinned_at or 0.0), -_changed_at(info))
+    return (not is_pinned(info), -(info.pinned_at or 0.0), -changed_at(info))
+
+
+def _rough_order(info: ListedConversation) -> float:
+    """:func:`_listed_order` as one number (sorting 10,000 by it takes a quarter of the
+    time): every pinned one before every other (Unix times are far below 10¹²), ties among
+    pinned ones left to :func:`_in_listed_order`."""
+    pinned_at = info.pinned_at
+    if pinned_at is not None:
+        return -4e12 - pinned_at
+    return -(info.updated_at or info.created_at)
+
+
+def _in_listed_order(sessions: Iterable[ListedConversation]) -> list[ListedConversation]:
+    listing = sorted(sessions, key=_rough_order)
+    pinned = 0
+    while pinned < len(listing) and is_pinned(listing[pinned]):
+        pinned += 1
+    listing[:pinned] = sorted(listing[:pinned], key=_listed_order)  # a few
+    return listing

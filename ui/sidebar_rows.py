@@ -1,10 +1,14 @@
 """How one sidebar row looks: where its parts go, and the delegate and list that paint it.
 
-:func:`row_geometry` is the one place that says where a row's date-group header, card, title,
-snippet and Resume badge go; painting (:class:`RowDelegate`), row heights and clicks
-(:class:`ConversationList`) all use it. Titles and snippets are drawn as runs of text
-(:func:`fit_spans`): the search's words in bold, elided with "…" (Qt.ElideRight) where the
-row ends, so nothing is ever wider than the list; the badge stays inside the visible width.
+:func:`row_geometry` is the one place that says where a conversation row's card, title,
+snippet and Resume badge go, and :func:`header_rect` where a section header's label goes;
+painting (:class:`RowDelegate`), row heights and clicks (:class:`ConversationList`) use them.
+Every row of the list has one height (:func:`row_height`: a header row is as tall as a
+conversation row, its label near the rows it heads), so the view lays out 10,000 rows without
+asking Python about each. Fonts and metrics are worked out once per font (:func:`row_look`),
+not for every row painted. Titles and snippets are drawn as runs of text (:func:`fit_spans`):
+the search's words in bold, elided with "…" (Qt.ElideRight) where the row ends, so nothing is
+ever wider than the list; the badge stays inside the visible width.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from PySide6.QtCore import (
-    QEvent,
+    QAbstractItemModel,
     QModelIndex,
     QPersistentModelIndex,
     QPoint,
@@ -24,37 +28,44 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QKeyEvent, QMouseEvent, QPainter
 from PySide6.QtWidgets import (
-    QListWidget,
+    QAbstractItemView,
+    QListView,
     QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
     QWidget,
 )
 
+from .sidebar_model import (
+    BADGE_ROLE,
+    GROUP_ROLE,
+    SESSION_ROLE,
+    SNIPPET_ROLE,
+    ConversationModel,
+    Row,
+)
 from .sidebar_text import Span, match_spans, snippet_spans
 from .theme import SPACE, TYPE_SCALE, Tokens, tokens_for
 
 __all__ = [
     "BADGE_ROLE",
     "BADGE_TEXT",
-    "FIRST_ROLE",
     "GROUP_ROLE",
     "SESSION_ROLE",
     "SNIPPET_ROLE",
     "ConversationList",
     "RowDelegate",
     "RowGeometry",
+    "RowLook",
     "Run",
     "fit_spans",
+    "geometry_of",
+    "header_rect",
     "row_geometry",
+    "row_height",
+    "row_look",
     "small_font",
 ]
-
-SESSION_ROLE = Qt.ItemDataRole.UserRole + 1
-BADGE_ROLE = Qt.ItemDataRole.UserRole + 2
-SNIPPET_ROLE = Qt.ItemDataRole.UserRole + 3
-GROUP_ROLE = Qt.ItemDataRole.UserRole + 4  # the date group's label, on a group's first row
-FIRST_ROLE = Qt.ItemDataRole.UserRole + 5  # the list's first row (less space above it)
 
 BADGE_TEXT = "Resume"
 
@@ -73,60 +84,112 @@ def small_font(font: QFont, *, bold: bool = False) -> QFont:
 
 
 @dataclass(frozen=True, slots=True)
-class RowGeometry:
-    """Where one row's parts go (viewport coordinates)."""
+class RowLook:
+    """A font's parts of a row: (plain, bold) fonts and metrics for titles and for small text
+    (snippets, headers, the badge), and the heights and badge width they give."""
 
-    header: QRect | None  # the date group's label above the card
+    title_fonts: tuple[QFont, QFont]
+    small_fonts: tuple[QFont, QFont]
+    title_metrics: tuple[QFontMetrics, QFontMetrics]
+    small_metrics: tuple[QFontMetrics, QFontMetrics]
+    body_height: int
+    small_height: int
+    badge_width: int
+
+
+#: The fonts met so far and their looks (a list: comparing fonts is ~50× cheaper than their
+#: ``key()``, and a list meets one font or two).
+_LOOKS: list[tuple[QFont, RowLook]] = []
+
+
+def row_look(font: QFont) -> RowLook:
+    """The :class:`RowLook` of ``font`` (worked out once per font)."""
+    for known, look in _LOOKS:
+        if known == font:
+            return look
+    bold = QFont(font)
+    bold.setWeight(QFont.Weight.Bold)
+    smalls = (small_font(font), small_font(font, bold=True))
+    small_metrics = (QFontMetrics(smalls[0]), QFontMetrics(smalls[1]))
+    look = RowLook(
+        title_fonts=(QFont(font), bold),
+        small_fonts=smalls,
+        title_metrics=(QFontMetrics(font), QFontMetrics(bold)),
+        small_metrics=small_metrics,
+        body_height=QFontMetrics(font).height(),
+        small_height=small_metrics[0].height(),
+        badge_width=small_metrics[0].horizontalAdvance(BADGE_TEXT) + 2 * SPACE[1],
+    )
+    _LOOKS.insert(0, (QFont(font), look))
+    del _LOOKS[8:]
+    return look
+
+
+@dataclass(frozen=True, slots=True)
+class RowGeometry:
+    """Where one conversation row's parts go (viewport coordinates)."""
+
     card: QRect  # the hover/selection background: what a click opens
     title: QRect
     snippet: QRect | None
     badge: QRect | None
 
 
-def row_geometry(
-    rect: QRect, font: QFont, *, header: bool, first: bool, snippet: bool, badge: bool
-) -> RowGeometry:
-    """The parts of a row drawn in ``rect`` with ``font`` (the list's); ``rect``'s height is
-    ignored, so ``row_geometry(...).card.bottom()`` also gives the row's height."""
-    body_h = QFontMetrics(font).height()
-    small = QFontMetrics(small_font(font))
-    top = rect.top()
-    header_rect = None
-    if header:
-        top += SPACE[1] if first else SPACE[3]
-        header_rect = QRect(rect.left() + SPACE[0] + SPACE[2], top, 0, small.height())
-        header_rect.setRight(rect.right() - SPACE[0] - SPACE[1])
-        top = header_rect.bottom() + 1 + SPACE[0]
-    elif first:
-        top += SPACE[0]
-    card_h = SPACE[1] + body_h + (SPACE[0] + small.height() if snippet else 0) + SPACE[1]
-    card = QRect(rect.left() + SPACE[0], top + 1, rect.width() - 2 * SPACE[0], card_h)
+def row_height(font: QFont, *, snippet: bool) -> int:
+    """The height of every row (conversations and headers alike) in a list drawn in ``font``;
+    with ``snippet``, room for a search snippet under each title."""
+    look = row_look(font)
+    card_h = SPACE[1] + look.body_height + SPACE[1]
+    if snippet:
+        card_h += SPACE[0] + look.small_height
+    return card_h + 2
+
+
+def row_geometry(rect: QRect, font: QFont, *, snippet: bool, badge: bool) -> RowGeometry:
+    """The parts of a conversation row drawn in ``rect`` with ``font`` (the list's)."""
+    look = row_look(font)
+    card = QRect(
+        rect.left() + SPACE[0],
+        rect.top() + 1,
+        rect.width() - 2 * SPACE[0],
+        row_height(font, snippet=snippet) - 2,
+    )
     left, right = card.left() + SPACE[2], card.right() - SPACE[1]
-    title = QRect(left, card.top() + SPACE[1], max(right - left + 1, 0), body_h)
+    title = QRect(left, card.top() + SPACE[1], max(right - left + 1, 0), look.body_height)
     badge_rect = None
     if badge:
-        width = small.horizontalAdvance(BADGE_TEXT) + 2 * SPACE[1]
-        height = small.height() + SPACE[0]
-        badge_rect = QRect(right - width + 1, title.center().y() - height // 2, width, height)
+        height = look.small_height + SPACE[0]
+        badge_rect = QRect(
+            right - look.badge_width + 1,
+            title.center().y() - height // 2,
+            look.badge_width,
+            height,
+        )
         title.setRight(max(badge_rect.left() - SPACE[1], title.left()))
     snippet_rect = None
     if snippet:
-        snippet_rect = QRect(left, title.bottom() + 1 + SPACE[0], title.width(), small.height())
+        snippet_rect = QRect(left, title.bottom() + 1 + SPACE[0], title.width(), look.small_height)
         snippet_rect.setRight(right)
-    return RowGeometry(header_rect, card, title, snippet_rect, badge_rect)
+    return RowGeometry(card, title, snippet_rect, badge_rect)
+
+
+def header_rect(rect: QRect, font: QFont) -> QRect:
+    """Where a section header's label goes in its row ``rect``: at the row's foot, close to
+    the conversations it heads."""
+    height = row_look(font).small_height
+    label = QRect(rect.left() + SPACE[0] + SPACE[2], 0, 0, height)
+    label.moveBottom(rect.bottom() - SPACE[0])
+    label.setRight(rect.right() - SPACE[0] - SPACE[1])
+    return label
 
 
 def geometry_of(
     rect: QRect, font: QFont, index: QModelIndex | QPersistentModelIndex
 ) -> RowGeometry:
-    return row_geometry(
-        rect,
-        font,
-        header=bool(index.data(GROUP_ROLE)),
-        first=bool(index.data(FIRST_ROLE)),
-        snippet=bool(index.data(SNIPPET_ROLE)),
-        badge=bool(index.data(BADGE_ROLE)),
-    )
+    """:func:`row_geometry` of the conversation row ``index`` (a search result has a snippet)."""
+    model = index.model()
+    searching = bool(getattr(model, "searching", False))
+    return row_geometry(rect, font, snippet=searching, badge=bool(index.data(BADGE_ROLE)))
 
 
 #: A run as drawn: its text (elided where the row ends), whether highlighted, its x offset.
@@ -137,7 +200,10 @@ def fit_spans(spans: list[Span], fonts: tuple[QFont, QFont], width: int) -> list
     """Lay ``spans`` out left to right in ``width`` pixels, highlighted ones in ``fonts[1]``:
     the run that does not fit is elided with "…" (Qt.ElideRight) and the rest dropped; when
     not even "…" fits after a run, that run is elided instead."""
-    metrics = (QFontMetrics(fonts[0]), QFontMetrics(fonts[1]))
+    return _fit(spans, (QFontMetrics(fonts[0]), QFontMetrics(fonts[1])), width)
+
+
+def _fit(spans: list[Span], metrics: tuple[QFontMetrics, QFontMetrics], width: int) -> list[Run]:
     elide = Qt.TextElideMode.ElideRight
     runs: list[Run] = []
     x = 0
@@ -160,13 +226,6 @@ def fit_spans(spans: list[Span], fonts: tuple[QFont, QFont], width: int) -> list
     return runs
 
 
-def _fonts(font: QFont) -> tuple[tuple[QFont, QFont], tuple[QFont, QFont]]:
-    """(plain, highlighted) fonts for a title and for a snippet."""
-    bold = QFont(font)
-    bold.setWeight(QFont.Weight.Bold)
-    return (font, bold), (small_font(font), small_font(font, bold=True))
-
-
 def _draw_runs(
     painter: QPainter,
     rect: QRect,
@@ -183,30 +242,32 @@ def _draw_runs(
         )
 
 
+def _searching(model: QAbstractItemModel | None) -> bool:
+    return bool(getattr(model, "searching", False))
+
+
+def _row(index: QModelIndex | QPersistentModelIndex) -> Row:
+    """What ``index`` shows (nothing, on another model than the sidebar's)."""
+    model = index.model()
+    if isinstance(model, ConversationModel):
+        return model.row(index.row())
+    return Row(None, None, "", False, None)
+
+
 class RowDelegate(QStyledItemDelegate):
-    """Paints a row: its group header, its card (hover, selection, focus), the title with the
-    search's words in bold, the snippet, and the Resume pill at the right edge."""
+    """Paints a row: a section header's label, or a conversation's card (hover, selection,
+    focus), its title with the search's words in bold, its snippet and the Resume pill at
+    the right edge."""
 
     def __init__(self, parent: QWidget, terms: Callable[[], list[str]]) -> None:
         super().__init__(parent)
         self._terms = terms
-        self._heights: dict[tuple[str, bool, bool, bool], int] = {}  # a few kinds of row
 
     def sizeHint(
         self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
     ) -> QSize:
         font: QFont = option.font
-        key = (
-            font.key(),
-            bool(index.data(GROUP_ROLE)),
-            bool(index.data(FIRST_ROLE)),
-            bool(index.data(SNIPPET_ROLE)),
-        )
-        height = self._heights.get(key)
-        if height is None:
-            height = geometry_of(QRect(0, 0, 200, 0), font, index).card.bottom() + 2
-            self._heights[key] = height
-        return QSize(1, height)
+        return QSize(1, row_height(font, snippet=_searching(index.model())))
 
     def paint(
         self,
@@ -216,57 +277,61 @@ class RowDelegate(QStyledItemDelegate):
     ) -> None:
         rect: QRect = option.rect
         font: QFont = option.font
-        state: QStyle.StateFlag = option.state
+        look = row_look(font)
         tokens = tokens_for(option.palette)
-        g = geometry_of(rect, font, index)
-        selected = bool(state & QStyle.StateFlag.State_Selected)
+        row = _row(index)
+        label = row.label
         painter.save()
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        if g.header is not None:
-            header_font = small_font(font, bold=True)
-            painter.setFont(header_font)
+        if label is not None:
+            where = header_rect(rect, font)
+            painter.setFont(look.small_fonts[1])
             painter.setPen(tokens.color("muted"))
-            label = QFontMetrics(header_font).elidedText(
-                str(index.data(GROUP_ROLE)), Qt.TextElideMode.ElideRight, g.header.width()
+            shown = look.small_metrics[1].elidedText(
+                str(label), Qt.TextElideMode.ElideRight, where.width()
             )
-            painter.drawText(g.header, Qt.AlignmentFlag.AlignVCenter, label)
-        widget = option.widget
-        over_header = isinstance(widget, ConversationList) and widget.over_header
-        self._paint_card(painter, g.card, state, tokens, over_header)
+            painter.drawText(where, Qt.AlignmentFlag.AlignVCenter, shown)
+            painter.restore()
+            return
+        state: QStyle.StateFlag = option.state
+        searching = _searching(index.model())
+        g = row_geometry(rect, font, snippet=searching, badge=row.badge)
+        selected = bool(state & QStyle.StateFlag.State_Selected)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        self._paint_card(painter, g.card, state, tokens)
         text = tokens.color("selection_text" if selected else "text")
         muted = text if selected else tokens.color("muted")
-        title_fonts, snippet_fonts = _fonts(font)
-        title_runs, snippet_runs = self.runs(index, g, font)
-        _draw_runs(painter, g.title, title_runs, title_fonts, (text, text))
+        title_runs, snippet_runs = self._runs(row, g, look)
+        _draw_runs(painter, g.title, title_runs, look.title_fonts, (text, text))
         if g.snippet is not None:
-            _draw_runs(painter, g.snippet, snippet_runs, snippet_fonts, (muted, text))
+            _draw_runs(painter, g.snippet, snippet_runs, look.small_fonts, (muted, text))
         if g.badge is not None:
-            self._paint_badge(painter, g.badge, small_font(font, bold=True), tokens)
+            self._paint_badge(painter, g.badge, look.small_fonts[1], tokens)
         painter.restore()
 
     def runs(
         self, index: QModelIndex | QPersistentModelIndex, g: RowGeometry, font: QFont
     ) -> tuple[list[Run], list[Run]]:
         """The title's and the snippet's runs as this row draws them (search words bold)."""
-        title_fonts, snippet_fonts = _fonts(font)
-        title = str(index.data(Qt.ItemDataRole.DisplayRole) or "")
-        title_runs = fit_spans(match_spans(title, self._terms()), title_fonts, g.title.width())
-        snippet = index.data(SNIPPET_ROLE)
-        if g.snippet is None or not snippet:
+        return self._runs(_row(index), g, row_look(font))
+
+    def _runs(self, row: Row, g: RowGeometry, look: RowLook) -> tuple[list[Run], list[Run]]:
+        spans = match_spans(row.title, self._terms())
+        title_runs = _fit(spans, look.title_metrics, g.title.width())
+        if g.snippet is None or not row.snippet:
             return title_runs, []
-        spans = snippet_spans(str(snippet))
-        return title_runs, fit_spans(spans, snippet_fonts, g.snippet.width())
+        snippet_runs = _fit(snippet_spans(row.snippet), look.small_metrics, g.snippet.width())
+        return title_runs, snippet_runs
 
     @staticmethod
     def _paint_card(
-        painter: QPainter, card: QRect, state: QStyle.StateFlag, tokens: Tokens, over_header: bool
+        painter: QPainter, card: QRect, state: QStyle.StateFlag, tokens: Tokens
     ) -> None:
         radius = SPACE[1] - 2
         painter.setPen(Qt.PenStyle.NoPen)
         if state & QStyle.StateFlag.State_Selected:
             painter.setBrush(tokens.color("selection_bg"))
             painter.drawRoundedRect(card, radius, radius)
-        elif state & QStyle.StateFlag.State_MouseOver and not over_header:
+        elif state & QStyle.StateFlag.State_MouseOver:
             painter.setBrush(tokens.color("code_header"))  # muted text stays readable on it
             painter.drawRoundedRect(card, radius, radius)
         if state & QStyle.StateFlag.State_HasFocus and state & QStyle.StateFlag.State_Active:
@@ -285,43 +350,51 @@ class RowDelegate(QStyledItemDelegate):
         painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, BADGE_TEXT)
 
 
-class ConversationList(QListWidget):
-    """The list itself: keyboard moves report the row moved to; a click on a group header
-    does nothing (headers are not conversations)."""
+_STEP_OFF_HEADER = {
+    QAbstractItemView.CursorAction.MoveHome: 1,
+    QAbstractItemView.CursorAction.MovePageUp: 1,
+    QAbstractItemView.CursorAction.MovePageDown: 1,
+    QAbstractItemView.CursorAction.MoveEnd: -1,
+    QAbstractItemView.CursorAction.MoveUp: -1,
+    QAbstractItemView.CursorAction.MoveDown: 1,
+}
 
-    moved = Signal(object)  # the QListWidgetItem the keyboard moved to
+
+class ConversationList(QListView):
+    """The list itself: every row one height; keyboard moves report the row moved to and
+    never stop on a section header; a click on a header does nothing (headers are not
+    conversations)."""
+
+    moved = Signal(QModelIndex)  # the conversation row the keyboard moved to
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setMouseTracking(True)  # the hover card
-        #: Whether the mouse is on a group header (then no card looks hovered).
-        self.over_header = False
+        self.setUniformItemSizes(True)  # no question to Python per row when laying out
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+
+    def moveCursor(
+        self, cursorAction: QAbstractItemView.CursorAction, modifiers: Qt.KeyboardModifier
+    ) -> QModelIndex:
+        index = super().moveCursor(cursorAction, modifiers)
+        step = _STEP_OFF_HEADER.get(cursorAction, 1)
+        model = self.model()
+        while index.isValid() and index.data(GROUP_ROLE) is not None:
+            index = model.index(index.row() + step, 0)
+        return index if index.isValid() else self.currentIndex()
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
-        before = self.currentItem()
+        before = self.currentIndex()
         super().keyPressEvent(event)
-        after = self.currentItem()
-        if after is not None and after is not before:
+        after = self.currentIndex()
+        if after.isValid() and after != before and after.data(SESSION_ROLE):
             self.moved.emit(after)
 
     def on_header(self, pos: QPoint) -> bool:
-        """Whether ``pos`` (viewport coordinates) is on a group header, not a conversation."""
+        """Whether ``pos`` (viewport coordinates) is on a section header's row."""
         index = self.indexAt(pos)
-        if not index.isValid():
-            return False
-        geometry = geometry_of(self.visualRect(index), self.font(), index)
-        return pos.y() < geometry.card.top()
-
-    def mouseMoveEvent(self, event: QMouseEvent) -> None:
-        over = self.on_header(event.position().toPoint())
-        if over != self.over_header:
-            self.over_header = over
-            self.viewport().update()
-        super().mouseMoveEvent(event)
-
-    def leaveEvent(self, event: QEvent) -> None:
-        self.over_header = False
-        super().leaveEvent(event)
+        return index.isValid() and index.data(GROUP_ROLE) is not None
 
     def mousePressEvent(self, event: QMouseEvent) -> None:
         if self.on_header(event.position().toPoint()):

@@ -32,14 +32,12 @@ def transcript_texts(window: Any) -> list[str]:
 
 def click_sidebar_row(window: Any, session_id: str) -> None:
     listing = window.sidebar.list
-    for row in range(listing.count()):
-        item = listing.item(row)
-        if item.data(SESSION_ROLE) == session_id:
-            listing.scrollToItem(item)
-            point = listing.visualItemRect(item).center()
-            QTest.mouseClick(listing.viewport(), Qt.MouseButton.LeftButton, pos=point)
-            return
-    raise AssertionError(f"{session_id} is not in the sidebar")
+    index = window.sidebar.index_of(session_id)
+    if not index.isValid() or index.data(SESSION_ROLE) != session_id:
+        raise AssertionError(f"{session_id} is not in the sidebar")
+    listing.scrollTo(index)
+    point = listing.visualRect(index).center()
+    QTest.mouseClick(listing.viewport(), Qt.MouseButton.LeftButton, pos=point)
 
 
 def import_through_menu(window: Any, path: Path) -> None:

@@ -83,7 +83,7 @@ def test_pin_from_the_context_menu_moves_the_row_to_the_top_and_survives_reopeni
 
             def open_menu() -> None:
                 QTimer.singleShot(0, lambda: _choose_in_menu("Pin to top", chosen))
-                rect = side.list.visualItemRect(side.list.item(2))  # the oldest, at the bottom
+                rect = side.list.visualRect(side.index_of(oldest))  # at the bottom
                 side.list.customContextMenuRequested.emit(QPoint(rect.center()))
 
             QTimer.singleShot(0, open_menu)
@@ -92,7 +92,8 @@ def test_pin_from_the_context_menu_moves_the_row_to_the_top_and_survives_reopeni
             assert side.session_ids() == [oldest, newest, middle]
             assert side.group_headers() == [(0, PINNED), (1, "Today")]
             assert side.is_pinned(oldest) and not side.is_pinned(newest)
-            assert "pinned" in side.list.item(0).data(Qt.ItemDataRole.AccessibleTextRole)
+            spoken = side.index_of(oldest).data(Qt.ItemDataRole.AccessibleTextRole)
+            assert "pinned" in spoken
         # Reopened on the same data folder: still pinned, still first.
         async with window_on_simulator(tmp_path) as (_sim, window):
             side = window.sidebar

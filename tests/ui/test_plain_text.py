@@ -129,7 +129,7 @@ def test_conversation_title_markup_in_the_sidebar(
             window.composer.edit.setPlainText("Hi")
             window.composer.send_button.click()
             await until(
-                lambda: not window.controller.busy and window.sidebar.list.count() == 1,
+                lambda: not window.controller.busy and len(window.sidebar.session_ids()) == 1,
                 10,
                 "the conversation",
             )
@@ -139,7 +139,7 @@ def test_conversation_title_markup_in_the_sidebar(
             window.sidebar.rename(sid)
             await until(lambda: window.sidebar.title_of(sid) == image_markup, 10, "the new title")
             lst = window.sidebar.list
-            rect = lst.visualItemRect(lst.item(0))
+            rect = lst.visualRect(window.sidebar.index_of(sid))
             assert_shows_literally(shown_tooltip(lst.viewport(), rect.center()), image_markup)
             # Deleting asks with the title in the question: shown as plain text.
             seen: list[tuple[Qt.TextFormat, str]] = []

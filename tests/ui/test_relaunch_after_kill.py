@@ -69,18 +69,16 @@ def _header_text(window: Any, item: Any) -> str:
 
 def _click_session(window: Any, session_id: str) -> None:
     listing = window.sidebar.list
-    for row in range(listing.count()):
-        item = listing.item(row)
-        if item.data(SESSION_ROLE) == session_id:
-            listing.scrollToItem(item)
-            QTest.mouseClick(
-                listing.viewport(),
-                Qt.MouseButton.LeftButton,
-                Qt.KeyboardModifier.NoModifier,
-                listing.visualItemRect(item).center(),
-            )
-            return
-    raise AssertionError(f"{session_id} is not in the sidebar")
+    index = window.sidebar.index_of(session_id)
+    if not index.isValid() or index.data(SESSION_ROLE) != session_id:
+        raise AssertionError(f"{session_id} is not in the sidebar")
+    listing.scrollTo(index)
+    QTest.mouseClick(
+        listing.viewport(),
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+        listing.visualRect(index).center(),
+    )
 
 
 def _assert_crash_shown(window: Any, session_id: str) -> str:

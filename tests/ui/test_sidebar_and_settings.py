@@ -9,6 +9,7 @@ from typing import Any
 import keyring
 import pytest
 from keyring.backends import fail
+from PySide6.QtCore import Qt
 
 from app import UserMessage
 from app.settings import Settings
@@ -74,16 +75,16 @@ def test_the_sidebar_in_the_window_plain_titles_badge_groups_no_match(
             side = window.sidebar
             lst = side.list
             assert side.session_ids() == [open_one.id] and side.has_badge(open_one.id)
-            item = lst.item(0)
+            row = side.index_of(open_one.id)
             plain = "Release checklist Here is what must happen before we ship the new version"
-            assert item.text() == plain
-            assert item.toolTip() == f"{plain} — can be resumed"
+            assert row.data() == plain
+            assert row.data(Qt.ItemDataRole.ToolTipRole) == f"{plain} — can be resumed"
             assert side.group_headers() == [(0, "Today")]
             # Narrow or wide, no sideways scrolling and the badge inside the visible list.
             for width in (200, 260, 360):
                 window.splitter.setSizes([width, window.width() - width])
                 await until(lambda w=width: abs(side.width() - w) <= 2, what="sidebar width")
-                index = lst.model().index(0, 0)
+                index = side.index_of(open_one.id)
                 g = geometry_of(lst.visualRect(index), lst.font(), index)
                 assert g.badge is not None and lst.viewport().rect().contains(g.badge)
                 assert lst.horizontalScrollBar().maximum() == 0

@@ -45,7 +45,7 @@ def test_delete_key_asks_then_deletes_the_current_conversation(
     monkeypatch.setattr(sidebar_module, "ask_confirmation", answer)
     deleted: list[str] = []
     side.deleteRequested.connect(deleted.append)
-    side.list.setCurrentRow(1)  # newest first: "First" is the second row
+    side.list.setCurrentIndex(side.index_of("a"))  # newest first: "First" is the second
     QTest.keyClick(side.list, Qt.Key.Key_Delete)
     assert asked == ["Delete “First” and all its messages? This cannot be undone."]
     assert deleted == (["a"] if confirmed else [])
@@ -70,7 +70,7 @@ def test_context_menu_rename_emits_the_new_title(
         QTest.keyClick(menu, Qt.Key.Key_Return)
 
     QTimer.singleShot(0, choose_rename)
-    rect = side.list.visualItemRect(side.list.item(0))
+    rect = side.list.visualRect(side.index_of("b"))
     side.list.customContextMenuRequested.emit(QPoint(rect.center()))
     assert renamed == [("b", "Second (2)")]
 
@@ -98,7 +98,7 @@ def _three(qtbot: Any) -> tuple[Sidebar, list[str]]:
 def test_arrow_keys_open_the_conversation_they_move_to(qtbot: Any) -> None:
     side, opened = _three(qtbot)
     QTest.keyClick(side.list, Qt.Key.Key_Down)
-    assert opened == ["b"] and side.list.currentItem().data(SESSION_ROLE) == "b"
+    assert opened == ["b"] and side.list.currentIndex().data(SESSION_ROLE) == "b"
     side.set_current("b")  # what the window does once it is open
     QTest.keyClick(side.list, Qt.Key.Key_Down)
     side.set_current("a")
@@ -116,7 +116,7 @@ def test_arrow_keys_open_the_conversation_they_move_to(qtbot: Any) -> None:
     # Typing a title's first letter jumps there and opens it, as the arrows do.
     side.set_current("b")
     QTest.keyClicks(side.list, "c")
-    assert opened[-1] == "c" and side.list.selectedItems()[0].data(SESSION_ROLE) == "c"
+    assert opened[-1] == "c" and _selected(side) == ["c"]
 
 
 @pytest.mark.parametrize("key", [Qt.Key.Key_Down, Qt.Key.Key_Return])
@@ -126,7 +126,7 @@ def test_down_or_enter_in_the_search_field_opens_the_first_result(qtbot: Any, ke
     side.search.setText("ban")
     side.set_search_results([("b", "[Bananas] are yellow"), ("a", "[banana] bread")])
     QTest.keyClick(side.search, key)
-    assert opened == ["b"] and side.list.currentRow() == 0
+    assert opened == ["b"] and side.list.currentIndex().row() == 0
     assert side.search.text() == "ban"  # the query stays
     side.set_search_results([])
     QTest.keyClick(side.search, key)  # nothing to open: nothing happens
@@ -143,25 +143,27 @@ def test_escape_in_the_search_field_clears_it(qtbot: Any) -> None:
 
 def test_the_highlight_is_only_on_the_open_conversation(qtbot: Any) -> None:
     side, _opened = _three(qtbot)
-    assert [i.data(SESSION_ROLE) for i in side.list.selectedItems()] == ["c"]
+    assert _selected(side) == ["c"]
     side.set_current(None)  # a new, empty conversation: nothing in the list is open
-    assert side.list.selectedItems() == []
+    assert _selected(side) == []
     side.set_current("a")
-    assert [i.data(SESSION_ROLE) for i in side.list.selectedItems()] == ["a"]
+    assert _selected(side) == ["a"]
     # A refill (a rename elsewhere, a new message) keeps the highlight on what is open.
     side.set_sessions(
         [SessionInfo("a", "Apples!", 1.0, 9.0, 2), SessionInfo("b", "Bananas", 2.0, 2.0, 1)], set()
     )
-    assert [i.data(SESSION_ROLE) for i in side.list.selectedItems()] == ["a"]
+    assert _selected(side) == ["a"]
     assert side.session_ids() == ["a", "b"]
 
 
+def _selected(side: Sidebar) -> list[str]:
+    return [str(i.data(SESSION_ROLE)) for i in side.list.selectionModel().selectedIndexes()]
+
+
 def _highlighted(window: Any) -> str | None:
-    item = window.sidebar.list.currentItem()
-    selected = window.sidebar.list.selectedItems()
-    if item is None or selected != [item]:
-        return None
-    return str(item.data(SESSION_ROLE))
+    side = window.sidebar
+    current = side.current_id()
+    return current if current is not None and _selected(side) == [current] else None
 
 
 def test_arrow_keys_in_the_window_open_and_the_highlight_follows(run: Any, tmp_path: Path) -> None:

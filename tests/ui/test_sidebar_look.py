@@ -15,7 +15,14 @@ from PySide6.QtWidgets import QApplication
 
 from app import SessionInfo
 from ui.sidebar import Sidebar
-from ui.sidebar_rows import RowDelegate, fit_spans, geometry_of
+from ui.sidebar_rows import (
+    GROUP_ROLE,
+    SESSION_ROLE,
+    RowDelegate,
+    fit_spans,
+    geometry_of,
+    header_rect,
+)
 from ui.sidebar_text import NO_CONVERSATIONS
 from ui.theme import DARK, LIGHT, Tokens, contrast, palette_for
 
@@ -49,7 +56,8 @@ def _sidebar(qtbot: Any, width: int = 260, badges: frozenset[str] = frozenset({"
 
 
 def _row(side: Sidebar, session_id: str) -> int:
-    return side.session_ids().index(session_id)
+    """The list's row of a conversation (section headers are rows too)."""
+    return side.index_of(session_id).row()
 
 
 def _geometry(side: Sidebar, row: int) -> Any:
@@ -70,10 +78,10 @@ def _drawn(runs: list[Any]) -> str:
 
 def test_titles_are_plain_text_with_the_full_title_in_the_tooltip(qtbot: Any) -> None:
     side = _sidebar(qtbot)
-    item = side.list.item(_row(side, "md"))
-    assert item.text() == "Release checklist Here is what must"
-    assert item.toolTip() == "Release checklist Here is what must"
-    assert side.list.item(_row(side, "old")).text() == "Untitled conversation"
+    index = side.index_of("md")
+    assert index.data() == "Release checklist Here is what must"
+    assert index.data(Qt.ItemDataRole.ToolTipRole) == "Release checklist Here is what must"
+    assert side.index_of("old").data() == "Untitled conversation"
     assert side.title_of("md") == "# Release checklist Here is what **must*"  # stored as is
     title, _snippet = _runs(side, _row(side, "yday"))
     assert _drawn(title) == "pytest flakes"
@@ -143,19 +151,39 @@ def test_date_groups_are_headers_that_keys_skip_and_clicks_do_not_open(qtbot: An
     # Down from "long" lands on the next conversation, not on the "Yesterday" header.
     side.list.setFocus()
     QTest.keyClick(side.list, Qt.Key.Key_Down)
-    assert opened == ["yday"] and side.list.currentRow() == 2
+    assert opened == ["yday"] and side.current_id() == "yday"
+    # Up and down again: the header between is skipped both ways.
+    side.set_current("yday")
+    QTest.keyClick(side.list, Qt.Key.Key_Up)
+    assert opened == ["yday", "long"] and side.current_id() == "long"
+    side.set_current("yday")
+    side.list.setCurrentIndex(side.index_of("yday"))
     # A click on a header opens nothing and moves nothing; a click on the card opens it.
-    g = _geometry(side, 3)
-    assert g.header is not None and g.header.bottom() < g.card.top()
+    header = side.list.model().index(_row(side, "week") - 1, 0)
+    assert header.data(GROUP_ROLE) == "Previous 7 days" and header.data(SESSION_ROLE) is None
+    label = header_rect(side.list.visualRect(header), side.list.font())
+    g = _geometry(side, _row(side, "week"))
+    assert label.bottom() < g.card.top()
     viewport = side.list.viewport()
-    QTest.mouseClick(viewport, Qt.MouseButton.LeftButton, pos=g.header.center())
-    QTest.mouseDClick(viewport, Qt.MouseButton.LeftButton, pos=g.header.center())
-    assert opened == ["yday"] and side.list.currentRow() == 2
+    QTest.mouseClick(viewport, Qt.MouseButton.LeftButton, pos=label.center())
+    QTest.mouseDClick(viewport, Qt.MouseButton.LeftButton, pos=label.center())
+    assert opened == ["yday", "long"] and side.current_id() == "yday"
     QTest.mouseClick(viewport, Qt.MouseButton.LeftButton, pos=g.card.center())
-    assert opened == ["yday", "week"]
-    # Screen readers hear each row's group with it.
-    item = side.list.item(3)
-    assert item.data(Qt.ItemDataRole.AccessibleDescriptionRole) == "Previous 7 days"
+    assert opened == ["yday", "long", "week"]
+    # Screen readers hear each row's group with it, and a header as its label.
+    index = side.index_of("week")
+    assert index.data(Qt.ItemDataRole.AccessibleDescriptionRole) == "Previous 7 days"
+    assert header.data(Qt.ItemDataRole.AccessibleTextRole) == "Previous 7 days"
+    # Home and End land on conversations, never on a header.
+    side.set_current("week")
+    side.list.setFocus()
+    QTest.keyClick(side.list, Qt.Key.Key_Home)
+    assert side.current_id() == "md" and opened[-1] == "md"
+    side.set_current("md")
+    QTest.keyClick(side.list, Qt.Key.Key_Up)  # above the first one is its header: no move
+    assert side.current_id() == "md" and opened[-1] == "md"
+    QTest.keyClick(side.list, Qt.Key.Key_End)
+    assert side.current_id() == "old" and opened[-1] == "old"
 
 
 def test_search_highlights_the_match_or_says_nothing_matches(qtbot: Any) -> None:
@@ -166,7 +194,7 @@ def test_search_highlights_the_match_or_says_nothing_matches(qtbot: Any) -> None
     assert side.session_ids() == ["week"]  # a hit for a conversation not listed is dropped
     assert side.group_headers() == []  # results in rank order, not grouped by date
     assert side.empty.isHidden()
-    title, snippet = _runs(side, 0)
+    title, snippet = _runs(side, _row(side, "week"))
     assert [(t, s) for t, s, _x in title] == [
         ("Penguins", True),
         (" of the ", False),
@@ -191,14 +219,17 @@ def test_accessible_names_are_phrases(qtbot: Any) -> None:
     assert side.list.accessibleName() == "Conversations"
     assert side.search.accessibleName() == "Search conversations"
     assert side.new_button.accessibleName() == "New conversation"
+    model = side.list.model()
     texts = [
-        side.list.item(r).data(Qt.ItemDataRole.AccessibleTextRole) for r in range(side.list.count())
+        model.index(r, 0).data(Qt.ItemDataRole.AccessibleTextRole) for r in range(model.rowCount())
     ]
-    assert texts[:2] == [
+    assert texts[:3] == [
+        "Today",
         "Release checklist Here is what must",
         f"{LONG} — can be resumed",
     ]
-    assert side.list.item(1).toolTip() == f"{LONG} — can be resumed"
+    long_row = side.index_of("long")
+    assert long_row.data(Qt.ItemDataRole.ToolTipRole) == f"{LONG} — can be resumed"
 
 
 @pytest.mark.parametrize("tokens", [LIGHT, DARK], ids=["light", "dark"])
@@ -215,7 +246,7 @@ def test_colours_follow_the_theme(qtbot: Any, tokens: Tokens) -> None:
         assert side.empty.palette().color(QPalette.ColorRole.WindowText).name() == tokens.muted
         # The selected row is drawn with the theme's selection colour.
         side.set_current("md")
-        g = _geometry(side, 0)
+        g = _geometry(side, _row(side, "md"))
         image: QImage = side.list.viewport().grab().toImage()
         ratio = image.devicePixelRatio()
         point = QPoint(g.card.left() + 4, g.card.bottom() - 2)
@@ -232,9 +263,12 @@ def test_colours_follow_the_theme(qtbot: Any, tokens: Tokens) -> None:
         >= 4.5
     )
     # Every part of a row is inside the row (hover and selection cover what a click opens).
-    g = _geometry(side, 1)
-    row = side.list.visualRect(side.list.model().index(1, 0))
+    g = _geometry(side, _row(side, "long"))
+    row = side.list.visualRect(side.index_of("long"))
     assert row.contains(g.card) and g.card.contains(g.title)
+    # Every row has one height: a header's row is as tall as a conversation's.
+    heights = {side.list.visualRect(side.list.model().index(r, 0)).height() for r in range(8)}
+    assert len(heights) == 1
 
 
 def test_the_groups_are_redrawn_at_midnight(qtbot: Any) -> None:
@@ -252,8 +286,9 @@ def test_the_groups_are_redrawn_at_midnight(qtbot: Any) -> None:
 
 def test_hovering_a_header_does_not_light_up_the_card_below(qtbot: Any) -> None:
     side = _sidebar(qtbot)
-    g = _geometry(side, 3)  # "Previous 7 days" heads row 3
-    assert g.header is not None
+    g = _geometry(side, _row(side, "week"))  # "Previous 7 days" heads "week"
+    header = side.list.model().index(_row(side, "week") - 1, 0)
+    label = header_rect(side.list.visualRect(header), side.list.font())
     viewport = side.list.viewport()
     probe = QPoint(g.card.left() + 4, g.card.bottom() - 2)
 
@@ -263,8 +298,8 @@ def test_hovering_a_header_does_not_light_up_the_card_below(qtbot: Any) -> None:
 
     QTest.mouseMove(viewport, g.card.center())
     qtbot.waitUntil(lambda: colour_at_card() == LIGHT.code_header)
-    QTest.mouseMove(viewport, g.header.center())
-    qtbot.waitUntil(lambda: side.list.over_header)
+    QTest.mouseMove(viewport, label.center())
+    qtbot.waitUntil(lambda: side.list.on_header(label.center()))
     qtbot.waitUntil(lambda: colour_at_card() == LIGHT.window)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
@@ -17,6 +18,8 @@ from ui.sidebar_text import (
     no_match_text,
     plain_title,
     query_terms,
+    section_labels,
+    section_starts,
     snippet_spans,
 )
 
@@ -226,3 +229,25 @@ def test_no_match_text_and_accessible_text() -> None:
 )
 def test_ms_until_tomorrow(now: datetime, ms: int) -> None:
     assert ms_until_tomorrow(now) == ms
+
+
+@pytest.mark.parametrize(
+    "now",
+    [
+        datetime(2026, 12, 3, 15, 0, tzinfo=UTC),
+        datetime(2026, 3, 1, 0, 30, tzinfo=timezone(timedelta(hours=-5))),
+        datetime(2027, 1, 1, 23, 59, 59, tzinfo=timezone(timedelta(hours=9))),
+        datetime(2026, 12, 3, 12, 0),  # naive: the machine's own zone
+    ],
+)
+@pytest.mark.parametrize("seed", range(40))
+def test_section_starts_agree_with_the_labels_row_by_row(now: datetime, seed: int) -> None:
+    rng = random.Random(seed)
+    pinned = rng.choice([0, 0, 1, 3])
+    ages = [rng.choice([0, 0.5, 20, 30, 40, 200, 800, 3000]) * rng.random() for _ in range(60)]
+    ages += [-2.0, 24.0, 24.0 * 7, 24.0 * 30, 24.0 * 31]  # a clock set back; group edges
+    times = sorted((now.timestamp() - hours * 3600 for hours in ages), reverse=True)
+    times = times[: rng.randint(0, len(times))]
+    rows = [(0.0, True)] * pinned + [(t, False) for t in times]
+    expected = [(row, label) for row, label in enumerate(section_labels(rows, now)) if label]
+    assert section_starts(pinned, times, now) == expected

@@ -156,3 +156,62 @@ async def test_search_ranks_only_the_newest_matches(tmp_path: Path) -> None:
         assert await search(store.database, "absent", ranked=5) == []
     finally:
         await store.close()
+
+
+def make_v12_database(path: Path, texts: list[str]) -> None:
+    """Schema 12 as the store wrote it, with ``texts`` as the messages of two sessions."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("BEGIN")
+    for step in MIGRATIONS[:12]:
+        for statement in step:
+            conn.execute(statement)
+    for n, text in enumerate(texts):
+        message = UserMessage(text) if n % 2 == 0 else AssistantMessage(text)
+        conn.execute(
+            "INSERT INTO messages(session_id, seq, parent_seq, request_id, kind, data, "
+            "created_at) VALUES (?, ?, ?, 'r', 'user', ?, 1.0)",
+            (f"s{n % 2}", n // 2 + 1, n // 2 or None, message_to_json(message)),
+        )
+    conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
+    conn.execute("PRAGMA user_version=12")
+    conn.execute("COMMIT")
+    conn.close()
+
+
+async def test_schema_13_indexes_prefixes_and_finds_the_same(tmp_path: Path) -> None:
+    """The prefix index (schema 13) changes how fast, never what a search finds."""
+    words = ["apple", "apricot", "banana", "band", "bandana", "cherry", "été", "ça", "a", "b"]
+    texts = [" ".join(words[(n * k) % len(words)] for k in range(1, 6)) for n in range(60)]
+    path = tmp_path / "v12.sqlite"
+    make_v12_database(path, texts)
+    queries = ["a", "ap", "apr", "ban", "banda", "band", "e", "été", "c", "ça b", "z", "apple b"]
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        before = {q: _search_rows(conn, q) for q in queries}
+    assert any(len(rows) > 1 for rows in before.values())
+    store = SQLiteSessionStore(path)
+    try:
+        after = {
+            q: [(h.session_id, h.seq, h.snippet) for h in await store.search(q)] for q in queries
+        }
+        assert await store.integrity_check() == ["ok"]
+        await store.append("s9", "r", UserMessage("apricots after the upgrade"))
+        assert [h.session_id for h in await store.search("apricots")] == ["s9"]
+    finally:
+        await store.close()
+    assert after == before
+    fts_ok(path)
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION >= 13
+        (sql,) = conn.execute(
+            "SELECT sql FROM sqlite_schema WHERE name = 'messages_fts'"
+        ).fetchone()
+        assert "prefix = '1 2 3'" in sql
+
+
+def _search_rows(conn: sqlite3.Connection, text: str) -> list[tuple[str, int, str]]:
+    """What the store's search returns, asked of a database the store has not opened."""
+    from app.storage.search import _SEARCH, RANKED, fts_query
+
+    query = fts_query(text)
+    rows = conn.execute(_SEARCH, (query, 50, RANKED)).fetchall()
+    return [(str(r[1]), int(r[2]), bytes(r[3]).decode("utf-8")) for r in rows]

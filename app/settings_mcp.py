@@ -7,6 +7,7 @@ import math
 from typing import Any, TypeGuard
 
 from .tools.mcp import McpServerConfig
+from .tools.mcp_results import MAX_RESULT_CHARS
 
 __all__ = ["MAX_CALL_TIMEOUT", "is_text", "mcp_servers", "mcp_to_dict"]
 
@@ -31,6 +32,7 @@ def _mcp_server(entry: Any) -> McpServerConfig:
     name, command, args = entry.get("name"), entry.get("command"), entry.get("args", [])
     env, timeout = entry.get("env"), entry.get("call_timeout", 30.0)
     cwd, side_effects = entry.get("cwd"), entry.get("side_effects", True)
+    max_result = entry.get("max_result_chars", MAX_RESULT_CHARS)
     if not is_text(name) or not is_text(command) or not name.strip() or not command.strip():
         raise ValueError("needs a text name and command")
     if not isinstance(args, list) or not all(is_text(a) for a in args):
@@ -52,6 +54,12 @@ def _mcp_server(entry: Any) -> McpServerConfig:
         raise ValueError("side_effects must be true or false")
     if cwd is not None and not is_text(cwd):
         raise ValueError("cwd must be text")
+    if (
+        isinstance(max_result, bool)
+        or not isinstance(max_result, int)
+        or not 1_000 <= max_result <= 100_000_000
+    ):
+        raise ValueError("max_result_chars must be a whole number from 1000 to 100000000")
     return McpServerConfig(
         name,
         command,
@@ -60,6 +68,7 @@ def _mcp_server(entry: Any) -> McpServerConfig:
         call_timeout=float(timeout),
         side_effects=side_effects,
         cwd=cwd or None,
+        max_result_chars=max_result,
     )
 
 
@@ -103,4 +112,6 @@ def mcp_to_dict(server: McpServerConfig) -> dict[str, Any]:
         data["side_effects"] = False
     if server.cwd:
         data["cwd"] = server.cwd
+    if server.max_result_chars != MAX_RESULT_CHARS:
+        data["max_result_chars"] = server.max_result_chars
     return data

@@ -20,7 +20,6 @@ calls from other tasks only send requests through the session. Closing stops the
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import re
@@ -33,6 +32,7 @@ from typing import IO, Any, Final
 from ..errors import McpServerError, ToolArgumentError
 from ..messages import ToolCall
 from .functions import FunctionTool, ToolResult
+from .mcp_results import MAX_RESULT_CHARS, result_text
 
 __all__ = [
     "McpServerConfig",
@@ -59,6 +59,7 @@ class McpServerConfig:
 
     ``env`` is added to a minimal inherited environment (PATH, HOME, ...), as the mcp package
     does. ``side_effects`` (default true) sends every call through the approval path.
+    ``max_result_chars`` caps what the model sees of one result (see :mod:`.mcp_results`).
     """
 
     name: str
@@ -68,6 +69,7 @@ class McpServerConfig:
     call_timeout: float = 30.0
     side_effects: bool = True
     cwd: str | None = None
+    max_result_chars: int = MAX_RESULT_CHARS
 
     def __post_init__(self) -> None:
         if not self.name.strip():
@@ -76,6 +78,8 @@ class McpServerConfig:
             raise ValueError(f"the MCP server {self.name!r} needs a command")
         if self.call_timeout <= 0:
             raise ValueError("call_timeout must be positive")
+        if self.max_result_chars < 1_000:
+            raise ValueError("max_result_chars must be at least 1000")
         object.__setattr__(self, "args", tuple(self.args))
 
 
@@ -107,33 +111,6 @@ class McpTool(FunctionTool):
             return ToolResult(f"{type(err).__name__}: {err}", success=False)
         assert isinstance(result, ToolResult)
         return result
-
-
-def _summarise(block: Any) -> str:
-    """One content block as text for the model: text as is, other kinds described."""
-    kind = getattr(block, "type", None)
-    if kind == "text":
-        return str(block.text)
-    if kind in ("image", "audio"):
-        size = len(getattr(block, "data", "") or "") * 3 // 4
-        return f"[{kind} content, {block.mime_type}, about {size} bytes, not shown]"
-    if kind == "resource_link":
-        return f"[resource link: {block.uri}" + (f" ({block.name})" if block.name else "") + "]"
-    if kind == "resource":
-        resource = block.resource
-        text = getattr(resource, "text", None)
-        if isinstance(text, str):
-            return text
-        kind_text = resource.mime_type or "unknown type"
-        return f"[binary resource {resource.uri}, {kind_text}, not shown]"
-    return f"[{kind or type(block).__name__} content, not shown]"
-
-
-def _result_text(result: Any) -> str:
-    parts = [_summarise(block) for block in result.content or ()]
-    if not parts and result.structured_content is not None:
-        parts.append(json.dumps(result.structured_content, ensure_ascii=False, default=str))
-    return "\n".join(parts)
 
 
 class McpToolSource:
@@ -354,7 +331,7 @@ class McpToolSource:
                 f"The MCP server {server!r} could not run {tool!r}: {_error_text(err)}",
                 success=False,
             )
-        text = _result_text(result)
+        text = result_text(result, server=server, tool=tool, limit=self.config.max_result_chars)
         if getattr(result, "is_error", False):
             return ToolResult(
                 text or f"The MCP server {server!r} reported an error in {tool!r}.", success=False

@@ -1,0 +1,113 @@
+"""MCP servers through the app's services: a real data folder, the real simulator and real MCP
+servers over stdio (``tests/fixtures/mcp_servers/raw_server.py``, a hand-written JSON-RPC
+server, and ``tests/fixtures/mcp_server.py``, one built with the ``mcp`` package)."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from app import EventType, ToolMessage
+from app.services import AppServices, McpServerConfig
+from app.simulator import Reply, SimToolCall
+from app.tools.mcp_results import MAX_RESULT_CHARS
+
+RAW = Path(__file__).resolve().parents[2] / "fixtures" / "mcp_servers" / "raw_server.py"
+
+
+def raw(state: Path, name: str = "raw", *extra: str, **fields: object) -> McpServerConfig:
+    return dataclasses.replace(
+        McpServerConfig(name, sys.executable, (str(RAW), str(state), *extra)),
+        side_effects=False,  # no approval asked: these tests are about what comes back
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+@pytest.fixture
+async def services(tmp_path: Path) -> AsyncIterator[AppServices]:
+    svc = AppServices(tmp_path / "data")
+    await svc.open()
+    await svc.start_simulator(tokens_per_second=0)
+    await svc.configure_model()
+    yield svc
+    await svc.close()
+
+
+async def use_servers(services: AppServices, *servers: McpServerConfig) -> list[str]:
+    services.save_settings(dataclasses.replace(services.settings, mcp_servers=servers))
+    services.start_mcp_servers()
+    return await services.mcp_ready()
+
+
+async def ask(services: AppServices, session_id: str, text: str, *replies: Reply) -> None:
+    assert services._simulator is not None
+    services._simulator.enqueue(*replies)
+    events = [e async for e in services.stream(session_id, text)]
+    assert events[-1].type is EventType.RUN_COMPLETED, events[-1]
+
+
+def request_sizes(services: AppServices) -> list[int]:
+    assert services._simulator is not None
+    return [len(r.body) for r in services._simulator.model_requests()]
+
+
+def database_size(services: AppServices) -> int:
+    return sum(
+        p.stat().st_size
+        for p in services.data_dir.iterdir()
+        if ".sqlite" in p.name or ".db" in p.name
+    )
+
+
+async def test_a_5_mb_result_is_cut_and_the_conversation_stays_usable(
+    services: AppServices, tmp_path: Path
+) -> None:
+    assert await use_servers(services, raw(tmp_path / "state")) == []
+    session = await services.new_session("big")
+    before = database_size(services)
+    five_mb = 5_000_000
+    await ask(
+        services,
+        session.id,
+        "Read the big file",
+        Reply(text="Reading.", tool_calls=(SimToolCall("raw__big", {"chars": five_mb}, id="b1"),)),
+        Reply(text="It is long."),
+    )
+    result = next(m for m in await services.history(session.id) if isinstance(m, ToolMessage))
+    assert result.success
+    assert len(result.content) < MAX_RESULT_CHARS + 1_000
+    assert result.content.startswith("x" * 63 + "\n")
+    assert "5,000,000 characters (5.0 MB)" in result.content
+    assert "call the tool again for a smaller part" in result.content
+    # What the provider got after the tool, and with a later question, stays small.
+    await ask(services, session.id, "And now?", Reply(text="Fine."))
+    sizes = request_sizes(services)
+    assert max(sizes) < 150_000, sizes
+    # The database grew by the capped result, not by megabytes.
+    assert database_size(services) - before < 1_000_000
+
+
+async def test_a_result_under_the_cap_is_whole(services: AppServices, tmp_path: Path) -> None:
+    small = raw(tmp_path / "state", max_result_chars=5_000)
+    assert await use_servers(services, small) == []
+    session = await services.new_session("small")
+    await ask(
+        services,
+        session.id,
+        "Two reads",
+        Reply(
+            tool_calls=(
+                SimToolCall("raw__big", {"chars": 5_000}, id="b1"),
+                SimToolCall("raw__big", {"chars": 5_001}, id="b2"),
+            )
+        ),
+        Reply(text="Done."),
+    )
+    whole, cut = [m for m in await services.history(session.id) if isinstance(m, ToolMessage)]
+    assert len(whole.content) == 5_000 and "Continuum cut" not in whole.content
+    assert "Continuum cut this result" in cut.content and "5,001 characters" in cut.content
+    assert cut.content.startswith(whole.content[:4_992])

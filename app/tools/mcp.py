@@ -33,6 +33,7 @@ from ..errors import McpServerError, ToolArgumentError
 from ..messages import ToolCall
 from .functions import FunctionTool, ToolResult
 from .mcp_results import MAX_RESULT_CHARS, result_text
+from .mcp_stdio import stdio_transport
 
 __all__ = [
     "McpServerConfig",
@@ -220,18 +221,19 @@ class McpToolSource:
             self._close_stderr()
 
     async def _run(self) -> None:
-        from mcp import ClientSession, StdioServerParameters, stdio_client
+        from mcp import ClientSession
         from mcp import types as mcp_types
 
-        params = StdioServerParameters(
-            command=self.config.command,
-            args=list(self.config.args),
-            env=dict(self.config.env) if self.config.env else None,
-            cwd=self.config.cwd,
-        )
+        assert self._stderr is not None
         try:
             async with (
-                stdio_client(params, errlog=self._stderr) as (read, write),  # type: ignore[arg-type]
+                stdio_transport(
+                    self.config.command,
+                    self.config.args,
+                    env=self.config.env,
+                    cwd=self.config.cwd,
+                    errlog=self._stderr,
+                ) as (read, write),
                 ClientSession(read, write) as session,
             ):
                 await session.initialize()

@@ -111,3 +111,27 @@ async def test_a_result_under_the_cap_is_whole(services: AppServices, tmp_path: 
     assert len(whole.content) == 5_000 and "Continuum cut" not in whole.content
     assert "Continuum cut this result" in cut.content and "5,001 characters" in cut.content
     assert cut.content.startswith(whole.content[:4_992])
+
+
+async def test_a_50_mb_answer_is_refused_quickly_and_the_server_goes_on(
+    services: AppServices, tmp_path: Path
+) -> None:
+    # Before the bounded transport, reading this took 37 s (the mcp client re-split its whole
+    # buffer on each chunk): longer than the 30 s deadline, so it failed as "stopped responding".
+    assert await use_servers(services, raw(tmp_path / "state")) == []
+    session = await services.new_session("huge")
+    await ask(
+        services,
+        session.id,
+        "Read the huge file, then echo",
+        Reply(tool_calls=(SimToolCall("raw__big", {"chars": 50_000_000}, id="h1"),)),
+        Reply(tool_calls=(SimToolCall("raw__echo", {"text": "still here"}, id="e1"),)),
+        Reply(text="Done."),
+    )
+    huge, echo = [m for m in await services.history(session.id) if isinstance(m, ToolMessage)]
+    assert not huge.success
+    assert "The MCP server 'raw' could not run 'big'" in huge.content
+    assert "its answer was 50.8 MB, more than the 8.0 MB" in huge.content
+    assert "stopped responding" not in huge.content
+    assert echo.success and echo.content == "echo: still here"
+    assert max(request_sizes(services)) < 20_000

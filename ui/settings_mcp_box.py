@@ -1,5 +1,6 @@
 """Settings → MCP servers: the list of servers Continuum starts (a name and a command line
-each), with Add and Remove. Problems (a duplicate name, unreadable quotes) are said through
+each), with Add and Remove. Problems (a duplicate name, a name whose tools would be named like
+another server's, unreadable quotes) are said through
 the dialog's own problem line (``fail``)."""
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.services import McpServerConfig
+from app.services.mcp import prefix_clash, server_prefix
 
 from .theme import SPACE
 
@@ -102,6 +104,13 @@ class McpBox(QGroupBox):
             return
         if any(server.name == name for server in self.servers()):
             self._fail(f"There is already an MCP server named {name!r}.")
+            return
+        clash = prefix_clash(name, [server.name for server in self.servers()])
+        if clash is not None:
+            self._fail(
+                f"The tools of {name!r} would be named like those of {clash!r} (both "
+                f"{server_prefix(name)}__…); choose a name that differs in its letters or digits."
+            )
             return
         self._add_item(McpServerConfig(name, words[0], tuple(words[1:])))
         self.name.clear()

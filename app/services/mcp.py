@@ -9,8 +9,9 @@ import logging
 
 from ..tools import FunctionTool
 from ..tools.mcp import McpServerConfig, McpServerError, McpToolSource
+from ..tools.mcp_names import prefix_clash, server_prefix, server_prefixes
 
-__all__ = ["MCP_CLOSE_TIMEOUT", "McpServers"]
+__all__ = ["MCP_CLOSE_TIMEOUT", "McpServers", "prefix_clash", "server_prefix"]
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +69,8 @@ class McpServers:
     async def _replace(self, configs: tuple[McpServerConfig, ...]) -> None:
         old, self.sources = self.sources, []
         await _aclose_sources(old)
-        sources = [McpToolSource(config) for config in configs]
+        prefixes = server_prefixes([config.name for config in configs])
+        sources = [McpToolSource(config, prefix=prefixes[config.name]) for config in configs]
         results = await asyncio.gather(*(s.start() for s in sources), return_exceptions=True)
         problems: list[str] = []
         started: list[McpToolSource] = []

@@ -6,7 +6,7 @@ with the ``mcp`` package), lists its tools and offers each as a tool the agent c
     async with McpToolSource(McpServerConfig("files", "npx", ("-y", "some-server"))) as source:
         agent = await Agent.create(model, tools=[*builtin_tools, *source.tools], ...)
 
-Each tool is named ``<server>__<tool>`` (sanitised to what providers accept) and has side effects
+Each tool is named ``<prefix>__<tool>`` (see :mod:`.mcp_names`) and has side effects
 by default, so the app asks the person before it runs. A call never hangs and never raises: a
 server that exits or does not answer within ``call_timeout`` gives a failed result saying so,
 an error the tool reports (``isError``) gives a failed result with the server's text.
@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import re
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from typing import IO, Any, Final
 from ..errors import McpServerError, ToolArgumentError
 from ..messages import ToolCall
 from .functions import FunctionTool, ToolResult
+from .mcp_names import mcp_tool_name, server_prefix
 from .mcp_results import MAX_RESULT_CHARS, result_text
 from .mcp_stdio import stdio_transport
 
@@ -51,7 +51,6 @@ CONNECT_TIMEOUT: Final = 30.0
 #: shutdown is bounded at about 6.5 s: stdin close 2 s, SIGTERM 2 s, SIGKILL 2 s).
 CLOSE_TIMEOUT: Final = 10.0
 _STDERR_TAIL: Final = 600
-_NAME_OK = re.compile(r"[^a-zA-Z0-9_-]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,18 +83,6 @@ class McpServerConfig:
         object.__setattr__(self, "args", tuple(self.args))
 
 
-def mcp_tool_name(server: str, tool: str, taken: set[str] | frozenset[str] = frozenset()) -> str:
-    """``server__tool`` made to fit ``[a-zA-Z0-9_-]{1,64}``, unique among ``taken``."""
-    prefix = _NAME_OK.sub("_", server)[:24] or "mcp"
-    base = f"{prefix}__{_NAME_OK.sub('_', tool) or 'tool'}"[:64]
-    name, n = base, 2
-    while name in taken:
-        suffix = f"_{n}"
-        name = base[: 64 - len(suffix)] + suffix
-        n += 1
-    return name
-
-
 @dataclass(frozen=True, slots=True)
 class McpTool(FunctionTool):
     """A tool of an MCP server; ``invoke`` answers with the server's result, never raises."""
@@ -123,8 +110,11 @@ class McpToolSource:
         *,
         connect_timeout: float = CONNECT_TIMEOUT,
         close_timeout: float = CLOSE_TIMEOUT,
+        prefix: str | None = None,
     ) -> None:
         self.config = config
+        #: What its tools' names start with (unique among the servers: see :mod:`.mcp_names`).
+        self.prefix = prefix or server_prefix(config.name)
         self.connect_timeout = connect_timeout
         self.close_timeout = close_timeout
         self._tools: tuple[McpTool, ...] = ()
@@ -261,7 +251,7 @@ class McpToolSource:
         tools: list[McpTool] = []
         taken: set[str] = set()
         for remote in listed:
-            name = mcp_tool_name(self.config.name, remote.name, taken)
+            name = mcp_tool_name(self.config.name, remote.name, taken, prefix=self.prefix)
             taken.add(name)
             schema = dict(remote.input_schema or {})
             schema.setdefault("type", "object")

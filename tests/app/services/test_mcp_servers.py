@@ -135,3 +135,40 @@ async def test_a_50_mb_answer_is_refused_quickly_and_the_server_goes_on(
     assert "stopped responding" not in huge.content
     assert echo.success and echo.content == "echo: still here"
     assert max(request_sizes(services)) < 20_000
+
+
+async def test_servers_whose_names_look_alike_keep_all_their_tools(
+    services: AppServices, tmp_path: Path
+) -> None:
+    names = [
+        "my files",
+        "my.files",
+        "company-internal-knowledge-base-staging",
+        "company-internal-knowledge-base-production",
+        "файлы",
+    ]
+    configs = [raw(tmp_path / f"state{i}", name) for i, name in enumerate(names)]
+    assert await use_servers(services, *configs) == []
+    echoes = sorted(t.name for t in services.mcp_tools if t.name.endswith("__echo"))
+    assert len(echoes) == len(names), echoes  # none dropped
+    assert {
+        "company-internal-knowl_2__echo",
+        "company-internal-knowled__echo",
+        "my_files__echo",
+        "my_files_2__echo",
+    } < set(echoes)
+    (other,) = [e for e in echoes if e.startswith("mcp_")]  # "файлы": a digest, not ____
+    assert "___" not in other
+    per_server = {
+        source.config.name: next(t.name for t in source.tools if t.name.endswith("__echo"))
+        for source in services.mcp_sources
+    }
+    session = await services.new_session("alike")
+    calls = tuple(
+        SimToolCall(per_server[name], {"text": name}, id=f"e{i}") for i, name in enumerate(names)
+    )
+    await ask(services, session.id, "Echo on each", Reply(tool_calls=calls), Reply(text="Done."))
+    results = [m for m in await services.history(session.id) if isinstance(m, ToolMessage)]
+    assert [m.content for m in results] == [f"echo: {name}" for name in names]
+    for i in range(len(names)):  # each call went to its own server
+        assert (tmp_path / f"state{i}" / "calls.log").read_text().split() == ["echo"]

@@ -1,6 +1,7 @@
 """The configured MCP servers' lifecycle: start in the background, wait until ready, restart
 when the configuration changes, stop (bounded) on close. Servers that fail to start are
-described in :attr:`McpServers.problems`; the others are used."""
+described in :attr:`McpServers.problems`, with what the person should know about the others'
+tools (those not offered, and why); the others are used."""
 
 from __future__ import annotations
 
@@ -85,7 +86,7 @@ class McpServers:
                     f"({type(result).__name__}: {result}); check it in Settings."
                 )
         self.sources = started
-        self.problems = problems
+        self.problems = problems + [note for source in started for note in source.notes]
 
     async def close(self) -> None:
         """Stop every MCP server, bounded by :data:`MCP_CLOSE_TIMEOUT` in all."""

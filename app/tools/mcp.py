@@ -118,6 +118,9 @@ class McpToolSource:
         self.connect_timeout = connect_timeout
         self.close_timeout = close_timeout
         self._tools: tuple[McpTool, ...] = ()
+        #: What the person should know about this server's tools (person-facing sentences):
+        #: tools it lists that are not offered, and why.
+        self.notes: list[str] = []
         self._session: Any = None
         self._runner: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
@@ -250,7 +253,17 @@ class McpToolSource:
     def _make_tools(self, listed: Sequence[Any]) -> tuple[McpTool, ...]:
         tools: list[McpTool] = []
         taken: set[str] = set()
+        tasks_only = [remote.name for remote in listed if _needs_task(remote)]
+        if tasks_only:
+            self.notes.append(
+                f"The MCP server {self.config.name!r} has {len(tasks_only)} tool(s) that only "
+                "run as tasks, which Continuum cannot run yet, so the model is not offered "
+                f"them: {', '.join(tasks_only)}."
+            )
+            logger.info("MCP server %r: task-only tools hidden: %s", self.config.name, tasks_only)
         for remote in listed:
+            if _needs_task(remote):
+                continue
             name = mcp_tool_name(self.config.name, remote.name, taken, prefix=self.prefix)
             taken.add(name)
             schema = dict(remote.input_schema or {})
@@ -361,6 +374,12 @@ class McpToolSource:
     def _close_stderr(self) -> None:
         if self._stderr is not None and not self._stderr.closed:
             self._stderr.close()
+
+
+def _needs_task(remote: Any) -> bool:
+    """Whether a listed tool runs only as a task (``execution.taskSupport: "required"``)."""
+    execution = getattr(remote, "execution", None)
+    return getattr(execution, "task_support", None) == "required"
 
 
 async def _settle(task: asyncio.Future[Any], within: float | None, what: str) -> None:

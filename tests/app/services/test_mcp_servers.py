@@ -172,3 +172,31 @@ async def test_servers_whose_names_look_alike_keep_all_their_tools(
     assert [m.content for m in results] == [f"echo: {name}" for name in names]
     for i in range(len(names)):  # each call went to its own server
         assert (tmp_path / f"state{i}" / "calls.log").read_text().split() == ["echo"]
+
+
+async def test_tools_that_only_run_as_tasks_are_not_offered_and_that_is_said(
+    services: AppServices, tmp_path: Path
+) -> None:
+    problems = await use_servers(services, raw(tmp_path / "state", "raw", "--task-tools"))
+    assert problems == [
+        "The MCP server 'raw' has 1 tool(s) that only run as tasks, which Continuum cannot run "
+        "yet, so the model is not offered them: needs_task."
+    ]
+    names = {t.name for t in services.mcp_tools}
+    assert "raw__needs_task" not in names
+    assert {"raw__echo", "raw__maybe_task", "raw__big"} <= names  # "optional" runs without one
+    session = await services.new_session("tasks")
+    await ask(
+        services,
+        session.id,
+        "Maybe a task",
+        Reply(tool_calls=(SimToolCall("raw__maybe_task", {}, id="t1"),)),
+        Reply(text="Done."),
+    )
+    assert services._simulator is not None
+    offered = {
+        tool["function"]["name"] for tool in services._simulator.model_requests()[0].json()["tools"]
+    }
+    assert "raw__needs_task" not in offered and "raw__maybe_task" in offered
+    (ran,) = [m for m in await services.history(session.id) if isinstance(m, ToolMessage)]
+    assert ran.success and ran.content == "ran without a task"

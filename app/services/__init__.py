@@ -64,10 +64,10 @@ from .approval import ApprovalDecision, Approvals, UIApprover
 from .attachments import pasted_image, read_attachment, send_problem
 from .branches import BranchView
 from .connection import Check, ConnectionReport, test_connection
-from .failures import close_logged, describe_failure, is_expected, log_location
+from .failures import close_logged, describe_failure, is_expected, log_location, tell
 from .importing import ImportFormatError, ImportReport
 from .importing import import_file as _import_file
-from .mcp import McpServers
+from .mcp import McpServers, McpServerStatus
 from .models import Models, NoModel, simulator_settings
 from .recovery import DATABASE_FILE, ResumeInfo
 from .requests import RequestJournaling, SessionLockedError, folder_tools, merge_tools, relay
@@ -99,6 +99,7 @@ __all__ = [
     "ImportReport",
     "LocalServer",
     "McpServerConfig",
+    "McpServerStatus",
     "NoKeyringError",
     "Parameters",
     "ProviderProfile",
@@ -247,6 +248,14 @@ class AppServices:
     @property
     def mcp_tools(self) -> tuple[FunctionTool, ...]:
         return self._mcp.tools
+
+    def mcp_statuses(self) -> list[McpServerStatus]:
+        """Each configured MCP server's state, tools and last error output (for Settings)."""
+        return self._mcp.statuses()
+
+    def restart_mcp_server(self, name: str) -> asyncio.Task[None] | None:
+        """Restart the MCP server ``name`` now, forgetting its failures (Settings' Restart)."""
+        return self._mcp.restart(name)
 
     # --- workspace folders ---------------------------------------------------------------------
 
@@ -590,9 +599,10 @@ class AppServices:
         file tools, asking the person through :meth:`approver_for`, with the conversation's
         provider model, system prompt and parameters (:meth:`resolved_setup`)."""
         await self.mcp_ready()
-        tools = merge_tools(
-            self.client.tools, self.mcp_tools, await self.workspace_tools(session_id)
-        )
+        mcp_tools, missing = self._mcp.for_request()
+        if missing:
+            tell(self.notify, missing)
+        tools = merge_tools(self.client.tools, mcp_tools, await self.workspace_tools(session_id))
         # The conversation's setup over Settings' defaults, read per request (a change applies
         # to the next one): its provider model, system prompt (blank: none) and output limit.
         resolved = await self.resolved_setup(session_id)

@@ -23,7 +23,7 @@ import asyncio
 import logging
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import IO, Any, Final
@@ -111,8 +111,13 @@ class McpToolSource:
         connect_timeout: float = CONNECT_TIMEOUT,
         close_timeout: float = CLOSE_TIMEOUT,
         prefix: str | None = None,
+        route: Callable[[str, Mapping[str, Any]], Awaitable[ToolResult]] | None = None,
     ) -> None:
         self.config = config
+        #: Where its tools send their calls (default :meth:`call`; the app's services route
+        #: them through the server's handle, which restarts a server that exited).
+        self._route = route or self.call
+        self._last_output = ""
         #: What its tools' names start with (unique among the servers: see :mod:`.mcp_names`).
         self.prefix = prefix or server_prefix(config.name)
         self.connect_timeout = connect_timeout
@@ -214,10 +219,12 @@ class McpToolSource:
             self._close_stderr()
 
     async def _run(self) -> None:
+        import anyio
         from mcp import ClientSession
         from mcp import types as mcp_types
 
         assert self._stderr is not None
+        ended = anyio.Event()
         try:
             async with (
                 stdio_transport(
@@ -226,6 +233,7 @@ class McpToolSource:
                     env=self.config.env,
                     cwd=self.config.cwd,
                     errlog=self._stderr,
+                    ended=ended,
                 ) as (read, write),
                 ClientSession(read, write) as session,
             ):
@@ -243,7 +251,14 @@ class McpToolSource:
                 self._tools = self._make_tools(listed)
                 self._session = session
                 self._ready.set()
-                await self._stop.wait()
+                async with anyio.create_task_group() as group:  # until closed, or it exits
+
+                    async def stop_when(event: Any) -> None:
+                        await event.wait()
+                        group.cancel_scope.cancel()
+
+                    group.start_soon(stop_when, self._stop)
+                    group.start_soon(stop_when, ended)
         except Exception as err:
             self._failure = err
             logger.info("MCP server %r connection ended: %r", self.config.name, err)
@@ -283,8 +298,10 @@ class McpToolSource:
         return tuple(tools)
 
     def _caller(self, remote_name: str) -> Any:
+        route = self._route
+
         async def call(**arguments: Any) -> ToolResult:
-            return await self.call(remote_name, arguments)
+            return await route(remote_name, arguments)
 
         call.__name__ = remote_name
         return call
@@ -358,22 +375,37 @@ class McpToolSource:
             return "it exited"
         return _error_text(err)
 
-    def _stderr_hint(self) -> str:
+    def last_output(self) -> str:
+        """The end of what the server wrote to stderr (kept after it stopped)."""
         handle = self._stderr
         if handle is None or handle.closed:
-            return ""
+            return self._last_output
         try:
             handle.flush()
             size = handle.seek(0, os.SEEK_END)
             handle.seek(max(0, size - 4 * _STDERR_TAIL))
-            tail = handle.read().strip()[-_STDERR_TAIL:]
+            return handle.read().strip()[-_STDERR_TAIL:]
         except (OSError, ValueError):
-            return ""
+            return self._last_output
+
+    def _stderr_hint(self) -> str:
+        tail = self.last_output()
         return f" Its last output: {tail}" if tail else ""
 
     def _close_stderr(self) -> None:
         if self._stderr is not None and not self._stderr.closed:
+            self._last_output = self.last_output()
             self._stderr.close()
+
+    async def ended(self) -> None:
+        """Wait until the connection has ended (the server exited, or :meth:`aclose`)."""
+        runner = self._runner
+        if runner is not None:
+            await asyncio.wait({runner})
+
+    def exit_reason(self) -> str:
+        """Why the connection ended, in a few words (person-facing)."""
+        return self._describe_failure()
 
 
 def _needs_task(remote: Any) -> bool:

@@ -193,8 +193,10 @@ async def stdio_transport(
     cwd: str | None,
     errlog: IO[str],
     limit: int = MAX_LINE_BYTES,
+    ended: anyio.Event | None = None,
 ) -> AsyncIterator[tuple[Any, Any]]:
-    """Start the server and yield ``(read, write)`` streams for ``mcp.ClientSession``."""
+    """Start the server and yield ``(read, write)`` streams for ``mcp.ClientSession``;
+    ``ended`` is set when the server closes its output (it exited)."""
     if sys.platform == "win32":  # pragma: no cover - the mcp package's client there
         from mcp import StdioServerParameters, stdio_client
 
@@ -202,7 +204,7 @@ async def stdio_transport(
         async with stdio_client(params, errlog=errlog) as streams:  # type: ignore[arg-type]
             yield streams
         return
-    async with _posix_transport(command, args, env, cwd, errlog, limit) as streams:
+    async with _posix_transport(command, args, env, cwd, errlog, limit, ended) as streams:
         yield streams
 
 
@@ -214,6 +216,7 @@ async def _posix_transport(
     cwd: str | None,
     errlog: IO[str],
     limit: int,
+    ended: anyio.Event | None,
 ) -> AsyncIterator[tuple[Any, Any]]:
     from mcp.shared.message import SessionMessage
 
@@ -240,6 +243,8 @@ async def _posix_transport(
                     try:
                         chunk = await process.stdout.receive(_READ_BYTES)
                     except (anyio.EndOfStream, anyio.ClosedResourceError):
+                        if ended is not None:
+                            ended.set()
                         return
                     if not delivering:
                         continue  # the session is gone: drain, so a writing server can exit

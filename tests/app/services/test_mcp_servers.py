@@ -4,6 +4,7 @@ server, and ``tests/fixtures/mcp_server.py``, one built with the ``mcp`` package
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import sys
 from collections.abc import AsyncIterator
@@ -13,6 +14,8 @@ import pytest
 
 from app import EventType, ToolMessage
 from app.services import AppServices, McpServerConfig
+from app.services.mcp import McpServers, ServerState
+from app.services.mcp_server import McpServer, restart_delay
 from app.simulator import Reply, SimToolCall
 from app.tools.mcp_results import MAX_RESULT_CHARS
 
@@ -107,7 +110,10 @@ async def test_a_result_under_the_cap_is_whole(services: AppServices, tmp_path: 
         ),
         Reply(text="Done."),
     )
-    whole, cut = [m for m in await services.history(session.id) if isinstance(m, ToolMessage)]
+    whole, cut = sorted(
+        (m for m in await services.history(session.id) if isinstance(m, ToolMessage)),
+        key=lambda m: m.tool_call_id,  # the calls ran side by side: b1 then b2
+    )
     assert len(whole.content) == 5_000 and "Continuum cut" not in whole.content
     assert "Continuum cut this result" in cut.content and "5,001 characters" in cut.content
     assert cut.content.startswith(whole.content[:4_992])
@@ -169,7 +175,7 @@ async def test_servers_whose_names_look_alike_keep_all_their_tools(
     )
     await ask(services, session.id, "Echo on each", Reply(tool_calls=calls), Reply(text="Done."))
     results = [m for m in await services.history(session.id) if isinstance(m, ToolMessage)]
-    assert [m.content for m in results] == [f"echo: {name}" for name in names]
+    assert sorted(m.content for m in results) == sorted(f"echo: {name}" for name in names)
     for i in range(len(names)):  # each call went to its own server
         assert (tmp_path / f"state{i}" / "calls.log").read_text().split() == ["echo"]
 
@@ -200,3 +206,91 @@ async def test_tools_that_only_run_as_tasks_are_not_offered_and_that_is_said(
     assert "raw__needs_task" not in offered and "raw__maybe_task" in offered
     (ran,) = [m for m in await services.history(session.id) if isinstance(m, ToolMessage)]
     assert ran.success and ran.content == "ran without a task"
+
+
+@pytest.mark.parametrize(
+    ("failures", "delay"), [(0, 0.0), (1, 0.0), (2, 1.0), (3, 2.0), (5, 8.0), (8, 60.0), (30, 60.0)]
+)
+def test_restart_back_off(failures: int, delay: float) -> None:
+    assert restart_delay(failures) == delay
+
+
+def server_named(services: AppServices, name: str) -> McpServer:
+    return next(s for s in services._mcp.servers if s.config.name == name)
+
+
+async def exited(server: McpServer) -> None:
+    """Wait until the watcher has seen the process end."""
+    assert server._watching is not None
+    await asyncio.wait_for(asyncio.shield(server._watching), 10)
+
+
+async def test_a_crashed_server_is_restarted_by_the_next_call(
+    services: AppServices, tmp_path: Path
+) -> None:
+    state = tmp_path / "state"
+    assert await use_servers(services, raw(state)) == []
+    session = await services.new_session("crash")
+    await ask(
+        services,
+        session.id,
+        "Crash, then echo",
+        Reply(tool_calls=(SimToolCall("raw__crash", {}, id="c1"),)),
+        Reply(tool_calls=(SimToolCall("raw__echo", {"text": "back"}, id="e1"),)),
+        Reply(text="Done."),
+    )
+    crash, echo = [m for m in await services.history(session.id) if isinstance(m, ToolMessage)]
+    assert not crash.success and "stopped responding" in crash.content
+    assert "crashing on purpose" in crash.content  # its last output, in the result
+    assert echo.success and echo.content == "echo: back"
+    assert (state / "starts").read_text().split() == ["started", "started"]
+    (status,) = services.mcp_statuses()
+    assert status.state is ServerState.RUNNING and status.restarts == 1 and status.tools == 3
+
+
+async def test_while_it_may_not_restart_its_tools_are_not_offered_and_restart_brings_them(
+    services: AppServices, tmp_path: Path
+) -> None:
+    services._mcp = McpServers(delay=lambda failures: 3600.0)
+    state = tmp_path / "state"
+    assert await use_servers(services, raw(state)) == []
+    notices: list[str] = []
+    services.notify = notices.append
+    session = await services.new_session("down")
+    await ask(
+        services,
+        session.id,
+        "Crash",
+        Reply(tool_calls=(SimToolCall("raw__crash", {}, id="c1"),)),
+        Reply(tool_calls=(SimToolCall("raw__echo", {"text": "x"}, id="e1"),)),
+        Reply(text="Done."),
+    )
+    server = server_named(services, "raw")
+    await exited(server)
+    _, echo = [m for m in await services.history(session.id) if isinstance(m, ToolMessage)]
+    assert not echo.success
+    assert "The MCP server 'raw' exited" in echo.content
+    assert "try to restart it in 3600 s" in echo.content
+    (status,) = services.mcp_statuses()
+    assert status.state is ServerState.EXITED and status.tools == 0
+    assert "crashing on purpose" in status.last_output
+    assert services.mcp_problems == [status.problem]
+
+    await ask(services, session.id, "Anything?", Reply(text="No tools."))
+    assert services._simulator is not None
+    offered = services._simulator.model_requests()[-1].json().get("tools") or []
+    assert not [t for t in offered if t["function"]["name"].startswith("raw__")]
+    assert notices[-1] == (
+        "This answer is without the tools of some MCP servers (not running: 'raw' "
+        "(see Settings → MCP servers))."
+    )
+    assert (state / "starts").read_text().split() == ["started"]  # no restart: back-off
+
+    task = services.restart_mcp_server("raw")
+    assert task is not None
+    await task
+    assert services.mcp_statuses()[0].state is ServerState.RUNNING
+    await ask(services, session.id, "And now?", Reply(text="Tools again."))
+    offered = services._simulator.model_requests()[-1].json().get("tools") or []
+    assert "raw__echo" in {t["function"]["name"] for t in offered}
+    assert (state / "starts").read_text().split() == ["started", "started"]

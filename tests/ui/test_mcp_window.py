@@ -1,0 +1,92 @@
+"""MCP servers through the real window (offscreen) on the real simulator, with real stdio servers
+(``tests/fixtures/mcp_servers/raw_server.py``): a server that crashes shows as exited with its
+last error output in Settings, and Restart there brings it back."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import sys
+from pathlib import Path
+from typing import Any
+
+from app.services import McpServerConfig
+from app.simulator import Reply, SimToolCall, Simulator
+from tests.ui.helpers import close_window, make_services, until
+
+RAW = Path(__file__).resolve().parents[1] / "fixtures" / "mcp_servers" / "raw_server.py"
+
+
+def raw(state: Path, name: str = "raw", *extra: str) -> McpServerConfig:
+    return McpServerConfig(name, sys.executable, (str(RAW), str(state), *extra), side_effects=False)
+
+
+async def window_with(data: Path, sim: Simulator, **settings: Any) -> Any:
+    from ui.window import MainWindow
+
+    services = await make_services(data, sim.openai_base_url)
+    services.save_settings(dataclasses.replace(services.settings, **settings))
+    window = MainWindow(services)
+    window.resize(1000, 700)
+    window.show()
+    await window.start()
+    return window
+
+
+async def send(window: Any, text: str) -> None:
+    window.composer.edit.setPlainText(text)
+    window.composer.send_button.click()
+    await until(lambda: not window.controller.busy, 20, "the answer")
+
+
+def test_a_crashed_server_shows_in_settings_and_restart_brings_it_back(
+    run: Any, tmp_path: Path
+) -> None:
+    state = tmp_path / "state"
+
+    async def scenario() -> None:
+        async with Simulator() as sim:
+            window = await window_with(tmp_path / "data", sim, mcp_servers=(raw(state),))
+            try:
+                assert await window.services.mcp_ready() == []
+                (server,) = window.services._mcp.servers
+                sim.enqueue(
+                    Reply(tool_calls=(SimToolCall("raw__crash", {}, id="c1"),)),
+                    Reply(text="It crashed."),
+                )
+                await send(window, "Crash it")
+                assert server._watching is not None
+                await asyncio.wait_for(asyncio.shield(server._watching), 10)
+
+                window.models.open_settings()
+                dialog = window.models._settings_dialog
+                box = dialog.mcp_box
+                box.list.setCurrentRow(0)
+                assert box.list.item(0).text().endswith("· exited")
+                details = box.state.text()
+                assert "State: exited" in details
+                assert "The MCP server 'raw' exited" in details
+                assert "Last error output:\nraw server: crashing on purpose" in details
+                assert box.restart_button.isEnabled()
+
+                box.restart_button.click()
+                await until(
+                    lambda: box.list.item(0).text().endswith("· running, 3 tools"),
+                    15,
+                    "the server running again",
+                )
+                assert "restarted 1 time" in box.state.text()
+                assert (state / "starts").read_text().split() == ["started", "started"]
+                dialog.reject()
+
+                sim.enqueue(
+                    Reply(tool_calls=(SimToolCall("raw__echo", {"text": "back"}, id="e1"),)),
+                    Reply(text="Done."),
+                )
+                await send(window, "Echo")
+                sent = sim.model_requests()[-1].json()["messages"]
+                assert any("echo: back" in str(m.get("content")) for m in sent), sent
+            finally:
+                await close_window(window)
+
+    run(scenario(), timeout=90)

@@ -308,7 +308,7 @@ class AppServices:
         """Build the model from the settings and use it for new requests (``None``: none set).
 
         Also (re)starts the configured MCP servers in the background (see
-        :meth:`start_mcp_servers`); requests wait for them to be up.
+        :meth:`start_mcp_servers`); a request uses those running by then and says which are not.
         """
         self.start_mcp_servers()
         await self._models.forget_built()  # conversations' models follow the new settings
@@ -598,7 +598,7 @@ class AppServices:
         """The request's agent: the client's tools, the MCP servers' and the conversation's
         file tools, asking the person through :meth:`approver_for`, with the conversation's
         provider model, system prompt and parameters (:meth:`resolved_setup`)."""
-        await self.mcp_ready()
+        # The MCP servers running now, without waiting for those still starting (named).
         mcp_tools, missing = self._mcp.for_request()
         if missing:
             tell(self.notify, missing)

@@ -20,8 +20,10 @@ calls from other tasks only send requests through the session. Closing stops the
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import os
+import sys
 import tempfile
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -132,6 +134,7 @@ class McpToolSource:
         self._stop = asyncio.Event()
         self._failure: BaseException | None = None
         self._closed = False
+        self._connecting = False  # start() is waiting for the server to answer
         self._stderr: IO[str] | None = None
 
     def __repr__(self) -> str:
@@ -173,8 +176,10 @@ class McpToolSource:
             raise McpServerError(f"The MCP server {self.config.name!r} connection was closed.")
         if self._runner is not None:
             return
+        await load_mcp()
         self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
         self._runner = asyncio.create_task(self._run(), name=f"mcp:{self.config.name}")
+        self._connecting = True
         waiter = asyncio.ensure_future(self._ready.wait())
         try:
             done, _ = await asyncio.wait(
@@ -188,6 +193,7 @@ class McpToolSource:
             raise
         waiter.cancel()
         if self._ready.is_set() and not self._runner.done():
+            self._connecting = False
             return
         if not done:
             problem = f"did not start within {self.connect_timeout:g} seconds"
@@ -207,14 +213,19 @@ class McpToolSource:
             self._close_stderr()
             return
         self._stop.set()
-        try:
-            await asyncio.wait_for(asyncio.shield(runner), self.close_timeout)
-        except TimeoutError:
-            logger.warning("MCP server %r did not stop in time; abandoning it", self.config.name)
+        if self._connecting:
+            # Still starting (it waits for the server, not for _stop): cancel it; the
+            # transport stops the process all the same (shielded, bounded).
             runner.cancel()
-            await _settle(runner, 1.0, f"MCP server {self.config.name!r} connection")
-        except Exception:  # the failure is kept in _failure by _run
-            pass
+        what = f"MCP server {self.config.name!r} connection"
+        try:
+            await _settle(runner, self.close_timeout, what)
+            if not runner.done():
+                logger.warning(
+                    "MCP server %r did not stop in time; abandoning it", self.config.name
+                )
+                runner.cancel()
+                await _settle(runner, 1.0, what)
         finally:
             self._close_stderr()
 
@@ -406,6 +417,29 @@ class McpToolSource:
     def exit_reason(self) -> str:
         """Why the connection ended, in a few words (person-facing)."""
         return self._describe_failure()
+
+
+#: The ``mcp`` modules the connection uses (imported together: about 1.5-2.5 s here).
+_MCP_MODULES: Final = (
+    "mcp",
+    "mcp_types",
+    "mcp.shared.message",
+    "mcp.client.stdio",
+    "mcp.os.posix.utilities",
+)
+
+
+async def load_mcp() -> None:
+    """Import the ``mcp`` package in a worker thread (once), so that the event loop, and the
+    window with it, goes on while it loads; only MCP code imports it, always after this."""
+    if all(name in sys.modules for name in _MCP_MODULES):
+        return
+    await asyncio.to_thread(_import_mcp)
+
+
+def _import_mcp() -> None:
+    for name in _MCP_MODULES:
+        importlib.import_module(name)
 
 
 def _needs_task(remote: Any) -> bool:

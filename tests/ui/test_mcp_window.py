@@ -90,3 +90,32 @@ def test_a_crashed_server_shows_in_settings_and_restart_brings_it_back(
                 await close_window(window)
 
     run(scenario(), timeout=90)
+
+
+def test_the_first_answer_does_not_wait_for_a_slow_server(run: Any, tmp_path: Path) -> None:
+    fast = raw(tmp_path / "fast", "fast")
+    slow = raw(tmp_path / "slow", "slow", "--start-delay", "60")
+
+    async def scenario() -> None:
+        async with Simulator() as sim:
+            window = await window_with(tmp_path / "data", sim, mcp_servers=(fast, slow))
+            try:
+                servers = {s.config.name: s for s in window.services._mcp.servers}
+                await servers["fast"].started()
+                sim.enqueue(Reply(text="Hello."))
+                await send(window, "hello")
+                last = window.transcript_model.item(window.transcript_model.rowCount() - 1)
+                assert last.text == "Hello."
+                assert servers["slow"].starting  # answered while it still starts
+                await until(
+                    lambda: "still starting: 'slow'" in window.statusBar().currentMessage(),
+                    5,
+                    "the notice naming the server still starting",
+                )
+                offered = {t["function"]["name"] for t in sim.model_requests()[-1].json()["tools"]}
+                assert "fast__echo" in offered
+                assert not [name for name in offered if name.startswith("slow__")]
+            finally:
+                await close_window(window)
+
+    run(scenario(), timeout=60)

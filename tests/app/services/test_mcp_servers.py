@@ -294,3 +294,30 @@ async def test_while_it_may_not_restart_its_tools_are_not_offered_and_restart_br
     offered = services._simulator.model_requests()[-1].json().get("tools") or []
     assert "raw__echo" in {t["function"]["name"] for t in offered}
     assert (state / "starts").read_text().split() == ["started", "started"]
+
+
+async def test_a_request_uses_the_servers_ready_and_names_those_still_starting(
+    services: AppServices, tmp_path: Path
+) -> None:
+    fast = raw(tmp_path / "fast", "fast")
+    slow = raw(tmp_path / "slow", "slow", "--start-delay", "60")
+    services.save_settings(dataclasses.replace(services.settings, mcp_servers=(fast, slow)))
+    services.start_mcp_servers()
+    await server_named(services, "fast").started()
+    notices: list[str] = []
+    services.notify = notices.append
+    session = await services.new_session("hello")
+    await ask(services, session.id, "hello", Reply(text="Hello."))  # no wait for 'slow'
+    assert server_named(services, "slow").state is ServerState.STARTING
+    assert notices == [
+        "This answer is without the tools of some MCP servers (still starting: 'slow')."
+    ]
+    assert services._simulator is not None
+    offered = {
+        t["function"]["name"] for t in services._simulator.model_requests()[-1].json()["tools"]
+    }
+    assert "fast__echo" in offered and not [n for n in offered if n.startswith("slow__")]
+    assert [s.state for s in services.mcp_statuses()] == [
+        ServerState.RUNNING,
+        ServerState.STARTING,
+    ]

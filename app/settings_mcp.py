@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any, TypeGuard
 
+from .mcp_env import is_env_name
 from .tools.mcp import McpServerConfig
 from .tools.mcp_results import MAX_RESULT_CHARS
 
@@ -33,14 +34,20 @@ def _mcp_server(entry: Any) -> McpServerConfig:
     env, timeout = entry.get("env"), entry.get("call_timeout", 30.0)
     cwd, side_effects = entry.get("cwd"), entry.get("side_effects", True)
     max_result = entry.get("max_result_chars", MAX_RESULT_CHARS)
+    secret_env = entry.get("secret_env", [])
     if not is_text(name) or not is_text(command) or not name.strip() or not command.strip():
         raise ValueError("needs a text name and command")
     if not isinstance(args, list) or not all(is_text(a) for a in args):
         raise ValueError("args must be a list of text")
     if env is not None and not (
-        isinstance(env, dict) and all(is_text(k) and is_text(v) for k, v in env.items())
+        isinstance(env, dict)
+        and all(is_text(k) and is_env_name(k) and is_text(v) for k, v in env.items())
     ):
-        raise ValueError("env must map text to text")
+        raise ValueError("env must map variable names to text")
+    if not isinstance(secret_env, list) or not all(
+        is_text(n) and is_env_name(n) for n in secret_env
+    ):
+        raise ValueError("secret_env must be a list of variable names")
     if (
         isinstance(timeout, bool)
         or not isinstance(timeout, int | float)
@@ -69,6 +76,7 @@ def _mcp_server(entry: Any) -> McpServerConfig:
         side_effects=side_effects,
         cwd=cwd or None,
         max_result_chars=max_result,
+        secret_env=tuple(dict.fromkeys(n for n in secret_env if n not in (env or {}))),
     )
 
 
@@ -112,6 +120,8 @@ def mcp_to_dict(server: McpServerConfig) -> dict[str, Any]:
         data["side_effects"] = False
     if server.cwd:
         data["cwd"] = server.cwd
+    if server.secret_env:
+        data["secret_env"] = list(server.secret_env)  # the names only: values in the keyring
     if server.max_result_chars != MAX_RESULT_CHARS:
         data["max_result_chars"] = server.max_result_chars
     return data

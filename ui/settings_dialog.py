@@ -385,6 +385,7 @@ class SettingsDialog(QDialog):
                 self.api_key.clear()  # do not keep the secret in a widget longer than needed
         try:
             store_profile_keys(self.profiles_box, settings)
+            self.mcp_box.save_secrets()
         except NoKeyringError as err:
             self._fail(str(err))
             return

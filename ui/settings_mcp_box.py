@@ -1,5 +1,6 @@
 """Settings → MCP servers: the list of servers Continuum starts (a name and a command line
-each), with Add and Remove; with the app's services (``status``), each server's state (starting,
+each, and its environment variables: secrets go to the keyring on Save), with Add and Remove;
+with the app's services (``status``), each server's state (starting,
 running with its number of tools, exited, could not start), the selected one's problem and last
 error output, and a Restart button. Problems (a duplicate name, a name whose tools would be named
 like another server's, unreadable quotes) are said through the dialog's own problem line
@@ -21,13 +22,21 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QListWidgetItem,
+    QPlainTextEdit,
     QPushButton,
     QVBoxLayout,
     QWidget,
 )
 
-from app.services import McpServerConfig, McpServerStatus
-from app.services.mcp import prefix_clash, server_prefix
+from app.services import McpServerConfig, McpServerStatus, NoKeyringError
+from app.services.mcp import (
+    delete_secrets,
+    is_secret_name,
+    parse_env_lines,
+    prefix_clash,
+    server_prefix,
+    store_secrets,
+)
 
 from .theme import SPACE
 
@@ -96,6 +105,22 @@ class McpBox(QGroupBox):
         for edit in (self.name, self.command):
             width = edit.fontMetrics().horizontalAdvance(edit.placeholderText())
             edit.setMinimumWidth(width + 2 * SPACE[3])
+        self.env = QPlainTextEdit()
+        self.env.setObjectName("mcpEnv")
+        self.env.setAccessibleName("MCP server environment variables")
+        self.env.setPlaceholderText("GITHUB_TOKEN=…\nHTTPS_PROXY=http://proxy:3128")
+        self.env.setTabChangesFocus(True)
+        self.env.setMaximumHeight(self.env.fontMetrics().lineSpacing() * 3 + 2 * SPACE[2])
+        env_note = QLabel(
+            "One NAME=value a line. Variables named like a secret (…TOKEN, …KEY, …SECRET, "
+            "…PASSWORD, AUTH…) are kept in the system keyring, not in the settings file."
+        )
+        env_note.setObjectName("mcpEnvNote")
+        env_note.setWordWrap(True)
+        #: Secret values typed for servers added in this dialog, stored on Save.
+        self.secrets: dict[str, dict[str, str]] = {}
+        #: Servers removed in this dialog (their keyring entries go on Save).
+        self.removed: list[McpServerConfig] = []
         self.add_button = QPushButton("Add server")
         self.add_button.setObjectName("mcpAdd")
         self.add_button.setAccessibleName("Add MCP server")
@@ -129,6 +154,8 @@ class McpBox(QGroupBox):
         form.setVerticalSpacing(SPACE[1])
         form.addRow("&Name", self.name)
         form.addRow("Comman&d", self.command)
+        form.addRow("Varia&bles", self.env)
+        form.addRow("", env_note)
         layout.addLayout(form)
         buttons = QHBoxLayout()
         buttons.addStretch(1)
@@ -203,16 +230,54 @@ class McpBox(QGroupBox):
                 f"{server_prefix(name)}__…); choose a name that differs in its letters or digits."
             )
             return
-        self._add_item(McpServerConfig(name, words[0], tuple(words[1:])))
+        variables, problems = parse_env_lines(self.env.toPlainText())
+        if problems:
+            self._fail(f"The variables cannot be read ({'; '.join(problems)}); write NAME=value.")
+            return
+        secrets = {k: v for k, v in variables.items() if is_secret_name(k)}
+        plain = {k: v for k, v in variables.items() if k not in secrets}
+        self._add_item(
+            McpServerConfig(
+                name, words[0], tuple(words[1:]), env=plain or None, secret_env=tuple(secrets)
+            )
+        )
+        if secrets:
+            self.secrets[name] = secrets
         self.name.clear()
         self.command.clear()
+        self.env.clear()  # do not keep secrets in a widget longer than needed
         self._ok()
 
     def _remove(self) -> None:
         row = self.list.currentRow()
         if row >= 0:
-            self.list.takeItem(row)
+            item = self.list.takeItem(row)
+            server: McpServerConfig = item.data(Qt.ItemDataRole.UserRole)
+            self.secrets.pop(server.name, None)
+            self.removed.append(server)
+
+    def save_secrets(self) -> None:
+        """On Save: removed servers' secrets leave the keyring, the typed ones go in (each
+        variable its own entry). :class:`NoKeyringError` when there is no keyring (its message
+        names the variable to set instead)."""
+        kept = {server.name: server for server in self.servers()}
+        for server in self.removed:
+            still = kept.get(server.name)
+            names = set(server.secret_env) - set(still.secret_env if still else ())
+            delete_secrets(server.name, sorted(names))
+        self.removed.clear()
+        try:
+            for name, values in list(self.secrets.items()):
+                if name in kept:
+                    store_secrets(name, values)
+                del self.secrets[name]
+        except NoKeyringError:
+            self.secrets.clear()  # cannot be kept: the message names the variable to set
+            raise
 
 
 def _line(server: McpServerConfig) -> str:
-    return f"{server.name} — {shlex.join([server.command, *server.args])}"
+    """A server's line: name, command line and its variables' names (never their values)."""
+    line = f"{server.name} — {shlex.join([server.command, *server.args])}"
+    names = [*(server.env or {}), *(f"{name} (keyring)" for name in server.secret_env)]
+    return f"{line} · {', '.join(names)}" if names else line

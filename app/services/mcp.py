@@ -10,6 +10,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 
+from ..mcp_env import delete_secrets, is_secret_name, parse_env_lines, store_secrets
 from ..tools import FunctionTool
 from ..tools.mcp import McpServerConfig, McpToolSource
 from ..tools.mcp_names import prefix_clash, server_prefix, server_prefixes
@@ -20,8 +21,12 @@ __all__ = [
     "McpServerStatus",
     "McpServers",
     "ServerState",
+    "delete_secrets",
+    "is_secret_name",
+    "parse_env_lines",
     "prefix_clash",
     "server_prefix",
+    "store_secrets",
 ]
 
 log = logging.getLogger(__name__)

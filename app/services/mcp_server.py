@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from ..mcp_env import secret_values
 from ..tools import FunctionTool, ToolResult
 from ..tools.mcp import McpServerConfig, McpServerError, McpToolSource
 
@@ -91,6 +92,8 @@ class McpServer:
         self._starting: asyncio.Task[None] | None = None
         self._watching: asyncio.Task[None] | None = None
         self._closed = False
+        #: Secret variables found neither in Continuum's environment nor in the keyring.
+        self.missing_secrets: list[str] = []
 
     def __repr__(self) -> str:
         return f"McpServer({self.config.name!r}, {self.state.value})"
@@ -107,8 +110,18 @@ class McpServer:
 
     @property
     def notes(self) -> list[str]:
+        """What the person should know about a running server (tools not offered, secrets
+        missing), person-facing."""
         source = self.source
-        return list(source.notes) if source is not None and self.tools else []
+        notes = list(source.notes) if source is not None and self.tools else []
+        if self.missing_secrets:
+            names = ", ".join(self.missing_secrets)
+            notes.append(
+                f"The MCP server {self.config.name!r} started without {names}: not in the "
+                "keyring. Enter it again in Settings → MCP servers (or set it in Continuum's "
+                "environment)."
+            )
+        return notes
 
     def status(self) -> McpServerStatus:
         source = self.source
@@ -174,7 +187,16 @@ class McpServer:
         return asyncio.ensure_future(again())
 
     async def _start(self) -> None:
-        source = McpToolSource(self.config, prefix=self.prefix, route=self.call, **self._options)
+        config = self.config
+        secrets: dict[str, str] = {}
+        self.missing_secrets = []
+        if config.secret_env:  # the keyring may block (D-Bus): not on the event loop
+            secrets, self.missing_secrets = await asyncio.to_thread(
+                secret_values, config.name, config.secret_env
+            )
+        source = McpToolSource(
+            config, prefix=self.prefix, route=self.call, secrets=secrets, **self._options
+        )
         try:
             await source.start()
         except McpServerError as err:

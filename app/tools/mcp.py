@@ -26,7 +26,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import IO, Any, Final
 
@@ -59,19 +59,23 @@ _STDERR_TAIL: Final = 600
 class McpServerConfig:
     """One stdio MCP server the person configured.
 
-    ``env`` is added to a minimal inherited environment (PATH, HOME, ...), as the mcp package
-    does. ``side_effects`` (default true) sends every call through the approval path.
+    ``env`` is added to a small inherited environment (PATH, HOME, locale, proxies, ...: see
+    :func:`.mcp_stdio.server_environment`); ``secret_env`` names more variables whose values
+    the caller passes to :class:`McpToolSource` (``secrets``), never kept here.
+    ``side_effects`` (default true) sends every call through the approval path.
     ``max_result_chars`` caps what the model sees of one result (see :mod:`.mcp_results`).
     """
 
     name: str
     command: str
     args: Sequence[str] = ()
-    env: Mapping[str, str] | None = None
+    env: Mapping[str, str] | None = field(default=None, repr=False)
     call_timeout: float = 30.0
     side_effects: bool = True
     cwd: str | None = None
     max_result_chars: int = MAX_RESULT_CHARS
+    #: Names of variables whose values are secrets kept outside the settings (the keyring).
+    secret_env: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.name.strip():
@@ -83,6 +87,7 @@ class McpServerConfig:
         if self.max_result_chars < 1_000:
             raise ValueError("max_result_chars must be at least 1000")
         object.__setattr__(self, "args", tuple(self.args))
+        object.__setattr__(self, "secret_env", tuple(self.secret_env))
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,8 +119,10 @@ class McpToolSource:
         close_timeout: float = CLOSE_TIMEOUT,
         prefix: str | None = None,
         route: Callable[[str, Mapping[str, Any]], Awaitable[ToolResult]] | None = None,
+        secrets: Mapping[str, str] | None = None,
     ) -> None:
         self.config = config
+        self._secrets = dict(secrets or {})  # secret variables' values (see McpServerConfig)
         #: Where its tools send their calls (default :meth:`call`; the app's services route
         #: them through the server's handle, which restarts a server that exited).
         self._route = route or self.call
@@ -241,7 +248,7 @@ class McpToolSource:
                 stdio_transport(
                     self.config.command,
                     self.config.args,
-                    env=self.config.env,
+                    env={**(self.config.env or {}), **self._secrets},
                     cwd=self.config.cwd,
                     errlog=self._stderr,
                     ended=ended,

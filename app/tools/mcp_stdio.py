@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -176,12 +177,26 @@ def _parse(line: bytes | Oversized, limit: int) -> Any:
         return err
 
 
+#: Variables of Continuum's environment a server gets besides the ``mcp`` package's few (PATH,
+#: HOME, ...): locale, time zone, temporary and XDG folders, proxies and certificate
+#: authorities, so servers work behind a proxy and speak the person's language. Not the rest:
+#: it may hold other programs' secrets.
+INHERITED: Final = (
+    *("LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ", "TMPDIR"),
+    *("XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"),
+    *("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY"),
+    *("http_proxy", "https_proxy", "no_proxy", "all_proxy"),
+    *("SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS"),
+)
+
+
 def server_environment(extra: Mapping[str, str] | None) -> dict[str, str]:
-    """The environment a server starts with: the ``mcp`` package's few inherited variables
-    (PATH, HOME, ...) and the configured ones over them."""
+    """The environment a server starts with: the ``mcp`` package's few inherited variables,
+    :data:`INHERITED`, and the configured ones over them."""
     from mcp.client.stdio import get_default_environment
 
-    return get_default_environment() | dict(extra or {})
+    inherited = {name: os.environ[name] for name in INHERITED if os.environ.get(name)}
+    return get_default_environment() | inherited | dict(extra or {})
 
 
 @asynccontextmanager

@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtWidgets import QDialogButtonBox
+
+from app import ToolCall
 from app.services import McpServerConfig
 from app.simulator import Reply, SimToolCall, Simulator
 from tests.ui.helpers import close_window, make_services, until
@@ -71,7 +75,7 @@ def test_a_crashed_server_shows_in_settings_and_restart_brings_it_back(
 
                 box.restart_button.click()
                 await until(
-                    lambda: box.list.item(0).text().endswith("· running, 3 tools"),
+                    lambda: box.list.item(0).text().endswith("· running, 4 tools"),
                     15,
                     "the server running again",
                 )
@@ -115,6 +119,60 @@ def test_the_first_answer_does_not_wait_for_a_slow_server(run: Any, tmp_path: Pa
                 offered = {t["function"]["name"] for t in sim.model_requests()[-1].json()["tools"]}
                 assert "fast__echo" in offered
                 assert not [name for name in offered if name.startswith("slow__")]
+            finally:
+                await close_window(window)
+
+    run(scenario(), timeout=60)
+
+
+def test_variables_typed_in_settings_reach_the_server_and_secrets_only_the_keyring(
+    run: Any, tmp_path: Path, memory_keyring: Any
+) -> None:
+    data = tmp_path / "data"
+
+    async def scenario() -> None:
+        async with Simulator() as sim:
+            window = await window_with(data, sim)
+            try:
+                window.models.open_settings()
+                dialog = window.models._settings_dialog
+                box = dialog.mcp_box
+                box.name.setText("gh")
+                box.command.setText(shlex.join([sys.executable, str(RAW), str(tmp_path / "s")]))
+                box.env.setPlainText("GITHUB_TOKEN=ghp_typed_in_settings\nPLAIN=plain value\n")
+                box.add_button.click()
+                assert box.env.toPlainText() == ""  # the secret left the widget
+                assert "PLAIN, GITHUB_TOKEN (keyring)" in box.list.item(0).text()
+                dialog.findChild(QDialogButtonBox).button(
+                    QDialogButtonBox.StandardButton.Save
+                ).click()
+                await until(lambda: window.services.settings.mcp_servers, 5, "saved")
+                assert await window.services.mcp_ready() == []
+
+                saved = (data / "settings.json").read_text(encoding="utf-8")
+                assert "ghp_typed_in_settings" not in saved and "GITHUB_TOKEN" in saved
+                assert "plain value" in saved
+                assert memory_keyring.passwords == {
+                    ("Continuum", "mcp:gh:GITHUB_TOKEN"): "ghp_typed_in_settings"
+                }
+                tool = next(t for t in window.services.mcp_tools if t.name == "gh__env")
+                for name, value in (
+                    ("GITHUB_TOKEN", "ghp_typed_in_settings"),
+                    ("PLAIN", "plain value"),
+                ):
+                    result = await tool.invoke(ToolCall("v", "gh__env", {"name": name}))
+                    assert result.content == value
+
+                # Removing the server takes its secret out of the keyring on Save.
+                window.models.open_settings()
+                dialog = window.models._settings_dialog
+                dialog.mcp_box.list.setCurrentRow(0)
+                dialog.mcp_box.remove_button.click()
+                dialog.findChild(QDialogButtonBox).button(
+                    QDialogButtonBox.StandardButton.Save
+                ).click()
+                await until(lambda: not window.services.settings.mcp_servers, 5, "saved")
+                assert memory_keyring.passwords == {}
             finally:
                 await close_window(window)
 

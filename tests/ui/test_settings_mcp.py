@@ -31,3 +31,32 @@ def test_a_name_whose_tools_would_be_named_like_another_servers_is_refused(qapp:
         assert dialog.error.isHidden()
     finally:
         dialog.deleteLater()
+
+
+def test_without_a_keyring_a_secret_is_refused_with_the_variable_to_set(qapp: Any) -> None:
+    import keyring
+    from keyring.backends import fail
+
+    from ui.settings_dialog import SettingsDialog
+
+    keyring.set_keyring(fail.Keyring())  # the autouse fixture puts its own back afterwards
+    dialog = SettingsDialog(Settings(provider_kind="simulator"))
+    try:
+        dialog.mcp_name.setText("gh")
+        dialog.mcp_command.setText("srv")
+        dialog.mcp_box.env.setPlainText("GITHUB_TOKEN=ghp_x\nBAD LINE\n")
+        dialog.mcp_add.click()
+        assert "line 2 is not NAME=value" in dialog.error.text()
+        assert dialog.result_settings().mcp_servers == ()
+        dialog.mcp_box.env.setPlainText("GITHUB_TOKEN=ghp_x\n")
+        dialog.mcp_add.click()
+        (server,) = dialog.result_settings().mcp_servers
+        assert server.secret_env == ("GITHUB_TOKEN",) and not server.env
+        dialog.accept()
+        assert dialog.result() != dialog.DialogCode.Accepted
+        assert "Set the environment variable GITHUB_TOKEN" in dialog.error.text()
+        assert "ghp_x" not in dialog.error.text()
+        dialog.accept()  # the secret was dropped; the server (reading the variable) is kept
+        assert dialog.result() == dialog.DialogCode.Accepted
+    finally:
+        dialog.deleteLater()

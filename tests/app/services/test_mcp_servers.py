@@ -6,18 +6,21 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import keyring
 import pytest
 
-from app import EventType, ToolMessage
+from app import EventType, ToolCall, ToolMessage
 from app.services import AppServices, McpServerConfig
 from app.services.mcp import McpServers, ServerState
 from app.services.mcp_server import McpServer, restart_delay
 from app.simulator import Reply, SimToolCall
 from app.tools.mcp_results import MAX_RESULT_CHARS
+from tests.memory_keyring import MemoryKeyring
 
 RAW = Path(__file__).resolve().parents[2] / "fixtures" / "mcp_servers" / "raw_server.py"
 
@@ -245,7 +248,7 @@ async def test_a_crashed_server_is_restarted_by_the_next_call(
     assert echo.success and echo.content == "echo: back"
     assert (state / "starts").read_text().split() == ["started", "started"]
     (status,) = services.mcp_statuses()
-    assert status.state is ServerState.RUNNING and status.restarts == 1 and status.tools == 3
+    assert status.state is ServerState.RUNNING and status.restarts == 1 and status.tools == 4
 
 
 async def test_while_it_may_not_restart_its_tools_are_not_offered_and_restart_brings_them(
@@ -321,3 +324,52 @@ async def test_a_request_uses_the_servers_ready_and_names_those_still_starting(
         ServerState.RUNNING,
         ServerState.STARTING,
     ]
+
+
+@pytest.fixture
+def memory_keyring() -> Iterator[MemoryKeyring]:
+    previous = keyring.get_keyring()
+    backend = MemoryKeyring()
+    keyring.set_keyring(backend)
+    yield backend
+    keyring.set_keyring(previous)
+
+
+async def env_of(services: AppServices, tool: str, name: str) -> str:
+    found = next(t for t in services.mcp_tools if t.name == tool)
+    result = await found.invoke(ToolCall("v", tool, {"name": name}))
+    assert result.success, result.content
+    return result.content
+
+
+async def test_a_server_gets_its_variables_its_secrets_from_the_keyring_and_the_locale(
+    services: AppServices,
+    tmp_path: Path,
+    memory_keyring: MemoryKeyring,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
+    monkeypatch.setenv("LC_ALL", "de_DE.UTF-8")
+    monkeypatch.setenv("CONTINUUM_TEST_OTHER_SECRET", "not for servers")
+    memory_keyring.set_password("Continuum", "mcp:gh:GITHUB_TOKEN", "ghp_from_keyring")
+    gh = dataclasses.replace(
+        raw(tmp_path / "gh", "gh"), env={"PLAIN": "plain value"}, secret_env=("GITHUB_TOKEN",)
+    )
+    lost = dataclasses.replace(raw(tmp_path / "lost", "lost"), secret_env=("API_KEY",))
+    caplog.set_level(logging.DEBUG)
+    problems = await use_servers(services, gh, lost)
+    assert problems == [
+        "The MCP server 'lost' started without API_KEY: not in the keyring. Enter it again in "
+        "Settings → MCP servers (or set it in Continuum's environment)."
+    ]
+    assert await env_of(services, "gh__env", "PLAIN") == "plain value"
+    assert await env_of(services, "gh__env", "GITHUB_TOKEN") == "ghp_from_keyring"
+    assert await env_of(services, "gh__env", "HTTPS_PROXY") == "http://proxy.example:3128"
+    assert await env_of(services, "gh__env", "LC_ALL") == "de_DE.UTF-8"
+    assert await env_of(services, "gh__env", "CONTINUUM_TEST_OTHER_SECRET") == "<unset>"
+    assert await env_of(services, "lost__env", "API_KEY") == "<unset>"
+    saved = (services.data_dir / "settings.json").read_text(encoding="utf-8")
+    assert "GITHUB_TOKEN" in saved and "ghp_from_keyring" not in saved
+    assert "ghp_from_keyring" not in caplog.text
+    assert "ghp_from_keyring" not in repr(services._mcp.servers)

@@ -35,6 +35,7 @@ def _mcp_server(entry: Any) -> McpServerConfig:
     cwd, side_effects = entry.get("cwd"), entry.get("side_effects", True)
     max_result = entry.get("max_result_chars", MAX_RESULT_CHARS)
     secret_env = entry.get("secret_env", [])
+    trust_read_only = entry.get("trust_read_only", False)
     if not is_text(name) or not is_text(command) or not name.strip() or not command.strip():
         raise ValueError("needs a text name and command")
     if not isinstance(args, list) or not all(is_text(a) for a in args):
@@ -57,8 +58,8 @@ def _mcp_server(entry: Any) -> McpServerConfig:
         raise ValueError(
             f"call_timeout must be a number of seconds above 0 and at most {MAX_CALL_TIMEOUT:.0f}"
         )
-    if not isinstance(side_effects, bool):
-        raise ValueError("side_effects must be true or false")
+    if not isinstance(side_effects, bool) or not isinstance(trust_read_only, bool):
+        raise ValueError("side_effects and trust_read_only must be true or false")
     if cwd is not None and not is_text(cwd):
         raise ValueError("cwd must be text")
     if (
@@ -77,6 +78,7 @@ def _mcp_server(entry: Any) -> McpServerConfig:
         cwd=cwd or None,
         max_result_chars=max_result,
         secret_env=tuple(dict.fromkeys(n for n in secret_env if n not in (env or {}))),
+        trust_read_only=trust_read_only,
     )
 
 
@@ -120,6 +122,8 @@ def mcp_to_dict(server: McpServerConfig) -> dict[str, Any]:
         data["side_effects"] = False
     if server.cwd:
         data["cwd"] = server.cwd
+    if server.trust_read_only:
+        data["trust_read_only"] = True
     if server.secret_env:
         data["secret_env"] = list(server.secret_env)  # the names only: values in the keyring
     if server.max_result_chars != MAX_RESULT_CHARS:

@@ -15,6 +15,7 @@ from typing import Protocol, runtime_checkable
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
+    QCheckBox,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
@@ -117,6 +118,12 @@ class McpBox(QGroupBox):
         )
         env_note.setObjectName("mcpEnvNote")
         env_note.setWordWrap(True)
+        self.trust_read_only = QCheckBox("Run its read-only tools without asking")
+        self.trust_read_only.setObjectName("mcpTrustReadOnly")
+        self.trust_read_only.setToolTip(
+            "Tools the server itself declares read-only run without asking. Off by default: "
+            "the server, not Continuum, says they change nothing."
+        )
         #: Secret values typed for servers added in this dialog, stored on Save.
         self.secrets: dict[str, dict[str, str]] = {}
         #: Servers removed in this dialog (their keyring entries go on Save).
@@ -156,6 +163,7 @@ class McpBox(QGroupBox):
         form.addRow("Comman&d", self.command)
         form.addRow("Varia&bles", self.env)
         form.addRow("", env_note)
+        form.addRow("", self.trust_read_only)
         layout.addLayout(form)
         buttons = QHBoxLayout()
         buttons.addStretch(1)
@@ -238,7 +246,12 @@ class McpBox(QGroupBox):
         plain = {k: v for k, v in variables.items() if k not in secrets}
         self._add_item(
             McpServerConfig(
-                name, words[0], tuple(words[1:]), env=plain or None, secret_env=tuple(secrets)
+                name,
+                words[0],
+                tuple(words[1:]),
+                env=plain or None,
+                secret_env=tuple(secrets),
+                trust_read_only=self.trust_read_only.isChecked(),
             )
         )
         if secrets:
@@ -246,6 +259,7 @@ class McpBox(QGroupBox):
         self.name.clear()
         self.command.clear()
         self.env.clear()  # do not keep secrets in a widget longer than needed
+        self.trust_read_only.setChecked(False)
         self._ok()
 
     def _remove(self) -> None:
@@ -280,4 +294,6 @@ def _line(server: McpServerConfig) -> str:
     """A server's line: name, command line and its variables' names (never their values)."""
     line = f"{server.name} — {shlex.join([server.command, *server.args])}"
     names = [*(server.env or {}), *(f"{name} (keyring)" for name in server.secret_env)]
-    return f"{line} · {', '.join(names)}" if names else line
+    if names:
+        line += f" · {', '.join(names)}"
+    return line + (" · read-only tools unasked" if server.trust_read_only else "")

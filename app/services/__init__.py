@@ -67,7 +67,7 @@ from .connection import Check, ConnectionReport, test_connection
 from .failures import close_logged, describe_failure, is_expected, log_location, tell
 from .importing import ImportFormatError, ImportReport
 from .importing import import_file as _import_file
-from .mcp import McpServers, McpServerStatus
+from .mcp import McpServers, McpServerStatus, with_server_instructions
 from .models import Models, NoModel, simulator_settings
 from .recovery import DATABASE_FILE, ResumeInfo
 from .requests import RequestJournaling, SessionLockedError, folder_tools, merge_tools, relay
@@ -611,7 +611,9 @@ class AppServices:
         agent.approve_tool = self.approver_for(session_id)
         agent.config = dataclasses.replace(
             agent.config,
-            system_prompt=resolved.system_prompt,
+            system_prompt=with_server_instructions(
+                resolved.system_prompt, self._mcp.instructions()
+            ),
             max_output_tokens=resolved.parameters.max_output_tokens
             or agent.config.max_output_tokens,
         )

@@ -27,6 +27,7 @@ __all__ = [
     "prefix_clash",
     "server_prefix",
     "store_secrets",
+    "with_server_instructions",
 ]
 
 log = logging.getLogger(__name__)
@@ -107,6 +108,14 @@ class McpServers:
         )
         return self.tools, notice
 
+    def instructions(self) -> list[tuple[str, str]]:
+        """``(server name, instructions)`` of the running servers that gave some."""
+        return [
+            (s.config.name, s.source.instructions)
+            for s in self.servers
+            if s.source is not None and s.tools and s.source.instructions
+        ]
+
     def statuses(self) -> list[McpServerStatus]:
         return [server.status() for server in self.servers]
 
@@ -126,6 +135,27 @@ class McpServers:
                     await asyncio.wait(set(self._stopping))
         except TimeoutError:
             log.warning("MCP servers did not stop within %s s", MCP_CLOSE_TIMEOUT)
+
+
+#: The most characters of one server's instructions put in the system prompt.
+MAX_INSTRUCTIONS = 4_000
+
+
+def with_server_instructions(prompt: str | None, instructions: list[tuple[str, str]]) -> str | None:
+    """The system prompt with each server's instructions after it, marked as the server's
+    (what a server says is not the person's instruction), each cut at
+    :data:`MAX_INSTRUCTIONS` characters."""
+    blocks = []
+    for name, text in instructions:
+        if len(text) > MAX_INSTRUCTIONS:
+            text = text[:MAX_INSTRUCTIONS] + " […cut]"
+        blocks.append(
+            f"Instructions from the MCP server {name!r} about its tools (written by that "
+            f"server, not by the person):\n{text}"
+        )
+    if not blocks:
+        return prompt
+    return "\n\n".join([*([prompt] if prompt and prompt.strip() else []), *blocks])
 
 
 def _names(names: list[str]) -> str:

@@ -76,6 +76,8 @@ class McpServerConfig:
     max_result_chars: int = MAX_RESULT_CHARS
     #: Names of variables whose values are secrets kept outside the settings (the keyring).
     secret_env: tuple[str, ...] = ()
+    #: Tools that declare ``readOnlyHint`` run without asking (the person's choice per server).
+    trust_read_only: bool = False
 
     def __post_init__(self) -> None:
         if not self.name.strip():
@@ -132,6 +134,8 @@ class McpToolSource:
         self.connect_timeout = connect_timeout
         self.close_timeout = close_timeout
         self._tools: tuple[McpTool, ...] = ()
+        #: The server's ``instructions`` from its start (how to use its tools; "" if none).
+        self.instructions = ""
         #: What the person should know about this server's tools (person-facing sentences):
         #: tools it lists that are not offered, and why.
         self.notes: list[str] = []
@@ -253,9 +257,10 @@ class McpToolSource:
                     errlog=self._stderr,
                     ended=ended,
                 ) as (read, write),
-                ClientSession(read, write) as session,
+                ClientSession(read, write, client_info=_client_info()) as session,
             ):
-                await session.initialize()
+                started = await session.initialize()
+                self.instructions = (getattr(started, "instructions", None) or "").strip()
                 listed: list[Any] = []
                 cursor: str | None = None
                 while True:
@@ -309,7 +314,8 @@ class McpToolSource:
                     description=f"{description} (from the MCP server {self.config.name!r})",
                     parameters=schema,
                     function=self._caller(remote.name),
-                    side_effects=self.config.side_effects,
+                    side_effects=self.config.side_effects
+                    and not (self.config.trust_read_only and _read_only(remote)),
                     timeout=None,  # the call bounds itself, with a clearer message
                 )
             )
@@ -447,6 +453,20 @@ async def load_mcp() -> None:
 def _import_mcp() -> None:
     for name in _MCP_MODULES:
         importlib.import_module(name)
+
+
+def _client_info() -> Any:
+    """How Continuum introduces itself to a server (not the ``mcp`` package's default)."""
+    from mcp import types as mcp_types
+
+    from .. import __version__
+
+    return mcp_types.Implementation(name="Continuum", version=__version__)
+
+
+def _read_only(remote: Any) -> bool:
+    """Whether a listed tool declares it changes nothing (``annotations.readOnlyHint``)."""
+    return getattr(getattr(remote, "annotations", None), "read_only_hint", None) is True
 
 
 def _needs_task(remote: Any) -> bool:

@@ -75,7 +75,7 @@ def test_a_crashed_server_shows_in_settings_and_restart_brings_it_back(
 
                 box.restart_button.click()
                 await until(
-                    lambda: box.list.item(0).text().endswith("· running, 4 tools"),
+                    lambda: box.list.item(0).text().endswith("· running, 5 tools"),
                     15,
                     "the server running again",
                 )

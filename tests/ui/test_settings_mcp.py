@@ -60,3 +60,24 @@ def test_without_a_keyring_a_secret_is_refused_with_the_variable_to_set(qapp: An
         assert dialog.result() == dialog.DialogCode.Accepted
     finally:
         dialog.deleteLater()
+
+
+def test_read_only_tools_unasked_is_a_choice_per_server_off_by_default(qapp: Any) -> None:
+    from ui.settings_dialog import SettingsDialog
+
+    dialog = SettingsDialog(Settings(provider_kind="simulator"))
+    try:
+        box = dialog.mcp_box
+        assert not box.trust_read_only.isChecked()
+        for name, trust in (("plain", False), ("trusted", True)):
+            box.name.setText(name)
+            box.command.setText("srv")
+            box.trust_read_only.setChecked(trust)
+            box.add_button.click()
+            assert not box.trust_read_only.isChecked()  # back to off for the next one
+        plain, trusted = dialog.result_settings().mcp_servers
+        assert not plain.trust_read_only and trusted.trust_read_only
+        assert box.list.item(1).text().endswith("· read-only tools unasked")
+        assert "unasked" not in box.list.item(0).text()
+    finally:
+        dialog.deleteLater()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import logging
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -14,8 +15,9 @@ from pathlib import Path
 import keyring
 import pytest
 
-from app import EventType, ToolCall, ToolMessage
+from app import EventType, FunctionTool, ToolCall, ToolMessage, __version__
 from app.services import AppServices, McpServerConfig
+from app.services.approval import ApprovalDecision
 from app.services.mcp import McpServers, ServerState
 from app.services.mcp_server import McpServer, restart_delay
 from app.simulator import Reply, SimToolCall
@@ -248,7 +250,7 @@ async def test_a_crashed_server_is_restarted_by_the_next_call(
     assert echo.success and echo.content == "echo: back"
     assert (state / "starts").read_text().split() == ["started", "started"]
     (status,) = services.mcp_statuses()
-    assert status.state is ServerState.RUNNING and status.restarts == 1 and status.tools == 4
+    assert status.state is ServerState.RUNNING and status.restarts == 1 and status.tools == 5
 
 
 async def test_while_it_may_not_restart_its_tools_are_not_offered_and_restart_brings_them(
@@ -373,3 +375,90 @@ async def test_a_server_gets_its_variables_its_secrets_from_the_keyring_and_the_
     assert "GITHUB_TOKEN" in saved and "ghp_from_keyring" not in saved
     assert "ghp_from_keyring" not in caplog.text
     assert "ghp_from_keyring" not in repr(services._mcp.servers)
+
+
+async def test_cancelling_the_wait_for_the_servers_leaves_them_starting() -> None:
+    """The task ``start`` returns only waits: cancelling it (a request given up) neither stops
+    the servers starting nor leaves a start half done."""
+    servers = McpServers()
+    waiting = servers.start((McpServerConfig("never-started", "/nonexistent/mcp-server"),))
+    waiting.cancel()
+    await asyncio.wait([waiting])
+    assert waiting.cancelled()
+    (server,) = servers.servers
+    await server.started()
+    assert server.state is ServerState.FAILED
+    assert servers.problems and "'never-started' could not be started" in servers.problems[0]
+    await servers.close()
+    assert servers.servers == []
+
+
+async def test_closing_cancelled_while_a_server_stops_propagates_the_cancel() -> None:
+    """``close`` waits for each server to stop; the caller's own cancel still ends it."""
+    servers = McpServers()
+    stopping = asyncio.Event()
+    release = asyncio.Event()
+
+    class SlowToStop(McpServer):
+        async def aclose(self) -> None:
+            stopping.set()
+            await release.wait()  # a server that takes its time to exit
+
+    servers.servers = [SlowToStop(McpServerConfig("slow", "true"), "slow")]
+    closing = asyncio.ensure_future(servers.close())
+    await stopping.wait()
+    closing.cancel()
+    await asyncio.wait([closing])
+    assert closing.cancelled()
+    release.set()
+
+
+async def test_what_servers_offer_is_used(services: AppServices, tmp_path: Path) -> None:
+    """Instructions in the system prompt (marked as the server's), read-only tools unasked when
+    the person chose so, Continuum's own name to the server, a wrong list item named."""
+    state = tmp_path / "state"
+    told = "Call echo before big; never call crash."
+    trusting = dataclasses.replace(
+        raw(state, "raw", "--instructions", told), side_effects=True, trust_read_only=True
+    )
+    wary = dataclasses.replace(raw(tmp_path / "wary", "wary"), side_effects=True)
+    assert await use_servers(services, trusting, wary) == []
+    asked: list[str] = []
+
+    async def approve(session_id: str, call: ToolCall, tool: FunctionTool) -> ApprovalDecision:
+        asked.append(call.name)
+        return ApprovalDecision.ALLOW_ONCE
+
+    services.approver = approve
+    session = await services.new_session("offers")
+    await ask(
+        services,
+        session.id,
+        "Use them",
+        Reply(
+            tool_calls=(
+                SimToolCall("raw__echo", {"text": "a"}, id="1"),
+                SimToolCall("raw__big", {"chars": 3}, id="2"),
+                SimToolCall("wary__echo", {"text": "b"}, id="3"),
+                SimToolCall("raw__total", {"numbers": [1, "two", 3]}, id="4"),
+            )
+        ),
+        Reply(text="Done."),
+    )
+    assert sorted(asked) == ["raw__big", "raw__total", "wary__echo"]  # raw__echo: read-only
+    results = {
+        m.tool_call_id: m for m in await services.history(session.id) if isinstance(m, ToolMessage)
+    }
+    assert results["1"].content == "echo: a" and results["3"].content == "echo: b"
+    assert not results["4"].success
+    assert "item 2 of argument 'numbers' should be an integer, got \"two\"" in results["4"].content
+    assert services._simulator is not None
+    system = services._simulator.model_requests()[0].json()["messages"][0]
+    assert system["role"] == "system"
+    assert (
+        "Instructions from the MCP server 'raw' about its tools (written by that server, not by "
+        f"the person):\n{told}" in system["content"]
+    )
+    assert "'wary'" not in system["content"]  # it gave none
+    client = json.loads((state / "client").read_text())
+    assert client["name"] == "Continuum" and client["version"] == __version__

@@ -67,11 +67,13 @@ def test_the_settings_file_keeps_secret_names_only(tmp_path: Path) -> None:
         ("-y", "srv"),
         env={"HTTPS_PROXY": "http://p:3128"},
         secret_env=("GITHUB_TOKEN",),
+        trust_read_only=True,
     )
     settings = load_settings(tmp_path).settings
     save_settings(tmp_path, dataclasses.replace(settings, mcp_servers=(server,)))
     data = json.loads((tmp_path / "settings.json").read_text())
     assert data["mcp_servers"][0]["secret_env"] == ["GITHUB_TOKEN"]
+    assert data["mcp_servers"][0]["trust_read_only"] is True
     assert load_settings(tmp_path).settings.mcp_servers == (server,)
     assert "http://p:3128" not in repr(server)  # values stay out of reprs (and logs)
 

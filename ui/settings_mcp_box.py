@@ -25,12 +25,15 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QPlainTextEdit,
     QPushButton,
+    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
 from app.services import McpServerConfig, McpServerStatus, NoKeyringError
 from app.services.mcp import (
+    DEFAULT_CALL_TIMEOUT,
+    MAX_CALL_TIMEOUT,
     delete_secrets,
     is_secret_name,
     parse_env_lines,
@@ -118,6 +121,15 @@ class McpBox(QGroupBox):
         )
         env_note.setObjectName("mcpEnvNote")
         env_note.setWordWrap(True)
+        self.timeout = QSpinBox()
+        self.timeout.setObjectName("mcpTimeout")
+        self.timeout.setAccessibleName("MCP server call timeout in seconds")
+        self.timeout.setRange(1, int(MAX_CALL_TIMEOUT))
+        self.timeout.setValue(int(DEFAULT_CALL_TIMEOUT))
+        self.timeout.setSuffix(" s")
+        self.timeout.setToolTip(
+            "How long a call may go without an answer or a progress report from the server."
+        )
         self.trust_read_only = QCheckBox("Run its read-only tools without asking")
         self.trust_read_only.setObjectName("mcpTrustReadOnly")
         self.trust_read_only.setToolTip(
@@ -163,6 +175,7 @@ class McpBox(QGroupBox):
         form.addRow("Comman&d", self.command)
         form.addRow("Varia&bles", self.env)
         form.addRow("", env_note)
+        form.addRow("Time&out", self.timeout)
         form.addRow("", self.trust_read_only)
         layout.addLayout(form)
         buttons = QHBoxLayout()
@@ -252,6 +265,7 @@ class McpBox(QGroupBox):
                 env=plain or None,
                 secret_env=tuple(secrets),
                 trust_read_only=self.trust_read_only.isChecked(),
+                call_timeout=float(self.timeout.value()),
             )
         )
         if secrets:
@@ -260,6 +274,7 @@ class McpBox(QGroupBox):
         self.command.clear()
         self.env.clear()  # do not keep secrets in a widget longer than needed
         self.trust_read_only.setChecked(False)
+        self.timeout.setValue(int(DEFAULT_CALL_TIMEOUT))
         self._ok()
 
     def _remove(self) -> None:
@@ -296,4 +311,6 @@ def _line(server: McpServerConfig) -> str:
     names = [*(server.env or {}), *(f"{name} (keyring)" for name in server.secret_env)]
     if names:
         line += f" · {', '.join(names)}"
+    if server.call_timeout != DEFAULT_CALL_TIMEOUT:
+        line += f" · timeout {server.call_timeout:g} s"
     return line + (" · read-only tools unasked" if server.trust_read_only else "")

@@ -67,7 +67,13 @@ from .connection import Check, ConnectionReport, test_connection
 from .failures import close_logged, describe_failure, is_expected, log_location, tell
 from .importing import ImportFormatError, ImportReport
 from .importing import import_file as _import_file
-from .mcp import McpServers, McpServerStatus, with_server_instructions
+from .mcp import (
+    McpProgress,
+    McpServers,
+    McpServerStatus,
+    progress_words,
+    with_server_instructions,
+)
 from .models import Models, NoModel, simulator_settings
 from .recovery import DATABASE_FILE, ResumeInfo
 from .requests import RequestJournaling, SessionLockedError, folder_tools, merge_tools, relay
@@ -153,6 +159,10 @@ class AppServices:
         self.context_limits = ContextLimits()
         #: Shows a person-facing message (the window sets it to its status bar).
         self.notify: Callable[[str], None] | None = None
+        #: Shows a running MCP tool's progress (the window may set it; else :attr:`notify`
+        #: gets it in words).
+        self.tool_progress: Callable[[McpProgress], None] | None = None
+        self._mcp.on_progress = self._tool_progress
 
     @property
     def approver(self) -> UIApprover | None:
@@ -248,6 +258,12 @@ class AppServices:
     @property
     def mcp_tools(self) -> tuple[FunctionTool, ...]:
         return self._mcp.tools
+
+    def _tool_progress(self, report: McpProgress) -> None:
+        if self.tool_progress is not None:
+            self.tool_progress(report)
+        else:
+            tell(self.notify, progress_words(report))
 
     def mcp_statuses(self) -> list[McpServerStatus]:
         """Each configured MCP server's state, tools and last error output (for Settings)."""

@@ -11,19 +11,25 @@ import logging
 from collections.abc import Callable
 
 from ..mcp_env import delete_secrets, is_secret_name, parse_env_lines, store_secrets
+from ..settings_mcp import MAX_CALL_TIMEOUT
 from ..tools import FunctionTool
-from ..tools.mcp import McpServerConfig, McpToolSource
+from ..tools.mcp import DEFAULT_CALL_TIMEOUT, McpServerConfig, McpToolSource
 from ..tools.mcp_names import prefix_clash, server_prefix, server_prefixes
+from ..tools.mcp_progress import McpProgress, ProgressListener, progress_words
 from .mcp_server import McpServer, McpServerStatus, ServerState, restart_delay
 
 __all__ = [
+    "DEFAULT_CALL_TIMEOUT",
+    "MAX_CALL_TIMEOUT",
     "MCP_CLOSE_TIMEOUT",
+    "McpProgress",
     "McpServerStatus",
     "McpServers",
     "ServerState",
     "delete_secrets",
     "is_secret_name",
     "parse_env_lines",
+    "progress_words",
     "prefix_clash",
     "server_prefix",
     "store_secrets",
@@ -43,6 +49,8 @@ class McpServers:
         self._configs: tuple[McpServerConfig, ...] | None = None
         self._delay = delay
         self._stopping: set[asyncio.Task[None]] = set()
+        #: Told each progress report of a running MCP call (the app shows it).
+        self.on_progress: ProgressListener | None = None
 
     def start(self, configs: tuple[McpServerConfig, ...]) -> asyncio.Task[None]:
         """(Re)start ``configs`` in the background if they changed; returns a task that ends
@@ -56,11 +64,18 @@ class McpServers:
                 task.add_done_callback(self._stopping.discard)
             prefixes = server_prefixes([config.name for config in configs])
             self.servers = [
-                McpServer(config, prefixes[config.name], delay=self._delay) for config in configs
+                McpServer(
+                    config, prefixes[config.name], delay=self._delay, on_progress=self._progress
+                )
+                for config in configs
             ]
             for server in self.servers:
                 server.start()
         return asyncio.ensure_future(self._started())
+
+    def _progress(self, report: McpProgress) -> None:
+        if self.on_progress is not None:
+            self.on_progress(report)
 
     async def _started(self) -> None:
         await asyncio.gather(*(server.started() for server in self.servers))

@@ -23,6 +23,7 @@ from typing import Any, Final
 from ..mcp_env import secret_values
 from ..tools import FunctionTool, ToolResult
 from ..tools.mcp import McpServerConfig, McpServerError, McpToolSource
+from ..tools.mcp_progress import ProgressListener
 
 __all__ = [
     "MAX_FAILURES",
@@ -77,6 +78,7 @@ class McpServer:
         delay: Callable[[int], float] = restart_delay,
         clock: Callable[[], float] = time.monotonic,
         source_options: Mapping[str, Any] | None = None,
+        on_progress: ProgressListener | None = None,
     ) -> None:
         self.config, self.prefix = config, prefix
         self.state = ServerState.STARTING
@@ -87,6 +89,7 @@ class McpServer:
         self.source: McpToolSource | None = None
         self._delay, self._clock = delay, clock
         self._options = dict(source_options or {})
+        self._on_progress = on_progress
         self._retry_at = 0.0
         self._started_at = 0.0
         self._starting: asyncio.Task[None] | None = None
@@ -197,6 +200,7 @@ class McpServer:
         source = McpToolSource(
             config, prefix=self.prefix, route=self.call, secrets=secrets, **self._options
         )
+        source.on_progress = self._on_progress
         try:
             await source.start()
         except McpServerError as err:

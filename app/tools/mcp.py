@@ -34,6 +34,7 @@ from ..errors import McpServerError, ToolArgumentError
 from ..messages import ToolCall
 from .functions import FunctionTool, ToolResult
 from .mcp_names import mcp_tool_name, server_prefix
+from .mcp_progress import CURRENT_CALL, McpProgress, ProgressListener
 from .mcp_results import MAX_RESULT_CHARS, result_text
 from .mcp_stdio import stdio_transport
 
@@ -49,6 +50,8 @@ logger = logging.getLogger(__name__)
 
 #: How long the server may take to start and list its tools.
 CONNECT_TIMEOUT: Final = 30.0
+#: How long a call may go without an answer or a progress report, unless configured.
+DEFAULT_CALL_TIMEOUT: Final = 30.0
 #: How long closing may take before the background task is abandoned (the mcp client's own
 #: shutdown is bounded at about 6.5 s: stdin close 2 s, SIGTERM 2 s, SIGKILL 2 s).
 CLOSE_TIMEOUT: Final = 10.0
@@ -70,7 +73,7 @@ class McpServerConfig:
     command: str
     args: Sequence[str] = ()
     env: Mapping[str, str] | None = field(default=None, repr=False)
-    call_timeout: float = 30.0
+    call_timeout: float = DEFAULT_CALL_TIMEOUT
     side_effects: bool = True
     cwd: str | None = None
     max_result_chars: int = MAX_RESULT_CHARS
@@ -101,11 +104,14 @@ class McpTool(FunctionTool):
             arguments = self._bind(call.arguments_dict())
         except ToolArgumentError as err:
             return ToolResult(f"Invalid arguments for {self.name}: {err}", success=False)
+        token = CURRENT_CALL.set((call.id, self.name))  # progress reports name this call
         try:
             result = await self.function(**arguments)
         except Exception as err:  # pragma: no cover - _call answers every failure itself
             logger.exception("MCP tool %s failed unexpectedly", self.name)
             return ToolResult(f"{type(err).__name__}: {err}", success=False)
+        finally:
+            CURRENT_CALL.reset(token)
         assert isinstance(result, ToolResult)
         return result
 
@@ -128,6 +134,8 @@ class McpToolSource:
         #: Where its tools send their calls (default :meth:`call`; the app's services route
         #: them through the server's handle, which restarts a server that exited).
         self._route = route or self.call
+        #: Told each progress report of a running call (the app shows it).
+        self.on_progress: ProgressListener | None = None
         self._last_output = ""
         #: What its tools' names start with (unique among the servers: see :mod:`.mcp_names`).
         self.prefix = prefix or server_prefix(config.name)
@@ -343,13 +351,35 @@ class McpToolSource:
                 success=False,
             )
         timeout = self.config.call_timeout
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        current = CURRENT_CALL.get()
+
+        async def progressed(progress: float, total: float | None, message: str | None) -> None:
+            nonlocal deadline
+            deadline = loop.time() + timeout  # working, not hung: the deadline moves
+            listener = self.on_progress
+            if listener is not None and current is not None:
+                report = McpProgress(current[0], current[1], progress, total, message)
+                try:
+                    listener(report)
+                except Exception:
+                    logger.exception("showing the progress of %r failed", tool)
+
         # Both the session and our deadline: whichever notices first, the call ends.
-        call = asyncio.ensure_future(session.call_tool(tool, dict(arguments)))
+        call = asyncio.ensure_future(
+            session.call_tool(tool, dict(arguments), progress_callback=progressed)
+        )
         assert self._runner is not None
         try:
-            done, _ = await asyncio.wait(
-                {call, self._runner}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
-            )
+            while True:
+                done, _ = await asyncio.wait(
+                    {call, self._runner},
+                    timeout=max(0.0, deadline - loop.time()),
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+                if done or loop.time() >= deadline:
+                    break
         except asyncio.CancelledError:
             call.cancel()
             raise
@@ -362,7 +392,8 @@ class McpToolSource:
                     success=False,
                 )
             return ToolResult(
-                self._stopped_text(tool, f"no answer within {timeout:g} seconds"), success=False
+                self._stopped_text(tool, f"no answer within {timeout:g} seconds"),
+                success=False,
             )
         try:
             result = call.result()

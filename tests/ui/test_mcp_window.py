@@ -75,7 +75,7 @@ def test_a_crashed_server_shows_in_settings_and_restart_brings_it_back(
 
                 box.restart_button.click()
                 await until(
-                    lambda: box.list.item(0).text().endswith("· running, 5 tools"),
+                    lambda: box.list.item(0).text().endswith("· running, 6 tools"),
                     15,
                     "the server running again",
                 )
@@ -173,6 +173,36 @@ def test_variables_typed_in_settings_reach_the_server_and_secrets_only_the_keyri
                 ).click()
                 await until(lambda: not window.services.settings.mcp_servers, 5, "saved")
                 assert memory_keyring.passwords == {}
+            finally:
+                await close_window(window)
+
+    run(scenario(), timeout=60)
+
+
+def test_a_long_tool_reports_progress_in_the_window_and_outlives_its_timeout(
+    run: Any, tmp_path: Path
+) -> None:
+    server = dataclasses.replace(raw(tmp_path / "state"), call_timeout=2.0)
+
+    async def scenario() -> None:
+        async with Simulator() as sim:
+            window = await window_with(tmp_path / "data", sim, mcp_servers=(server,))
+            shown: list[str] = []
+            window.statusBar().messageChanged.connect(shown.append)
+            try:
+                assert await window.services.mcp_ready() == []
+                sim.enqueue(
+                    Reply(
+                        tool_calls=(SimToolCall("raw__slow", {"steps": 8, "every": 0.3}, id="s1"),)
+                    ),
+                    Reply(text="It worked."),
+                )
+                await send(window, "Work long")
+                sent = sim.model_requests()[-1].json()["messages"]
+                assert any("worked 8 steps" in str(m.get("content")) for m in sent), sent
+                progress = [text for text in shown if text.startswith("raw__slow:")]
+                assert progress[0] == "raw__slow: 12% (1 of 8) — step 1"
+                assert progress[-1] == "raw__slow: 100% (8 of 8) — step 8"
             finally:
                 await close_window(window)
 

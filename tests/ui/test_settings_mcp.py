@@ -81,3 +81,22 @@ def test_read_only_tools_unasked_is_a_choice_per_server_off_by_default(qapp: Any
         assert "unasked" not in box.list.item(0).text()
     finally:
         dialog.deleteLater()
+
+
+def test_the_timeout_is_a_setting_per_server(qapp: Any) -> None:
+    from ui.settings_dialog import SettingsDialog
+
+    dialog = SettingsDialog(Settings(provider_kind="simulator"))
+    try:
+        box = dialog.mcp_box
+        assert box.timeout.value() == 30
+        box.name.setText("long")
+        box.command.setText("srv")
+        box.timeout.setValue(600)
+        box.add_button.click()
+        assert box.timeout.value() == 30  # back to the default for the next one
+        (server,) = dialog.result_settings().mcp_servers
+        assert server.call_timeout == 600.0
+        assert box.list.item(0).text().endswith("· timeout 600 s")
+    finally:
+        dialog.deleteLater()

@@ -250,7 +250,7 @@ async def test_a_crashed_server_is_restarted_by_the_next_call(
     assert echo.success and echo.content == "echo: back"
     assert (state / "starts").read_text().split() == ["started", "started"]
     (status,) = services.mcp_statuses()
-    assert status.state is ServerState.RUNNING and status.restarts == 1 and status.tools == 5
+    assert status.state is ServerState.RUNNING and status.restarts == 1 and status.tools == 6
 
 
 async def test_while_it_may_not_restart_its_tools_are_not_offered_and_restart_brings_them(
@@ -462,3 +462,30 @@ async def test_what_servers_offer_is_used(services: AppServices, tmp_path: Path)
     assert "'wary'" not in system["content"]  # it gave none
     client = json.loads((state / "client").read_text())
     assert client["name"] == "Continuum" and client["version"] == __version__
+
+
+async def test_progress_reports_move_the_deadline_and_are_shown(
+    services: AppServices, tmp_path: Path
+) -> None:
+    state = tmp_path / "state"
+    assert await use_servers(services, raw(state, call_timeout=2.0)) == []
+    notices: list[str] = []
+    services.notify = notices.append
+    session = await services.new_session("slow")
+    await ask(
+        services,
+        session.id,
+        "Work long, then not at all",
+        # 10 steps of 0.3 s: 3 s in all, longer than the 2 s timeout, but never 2 s silent.
+        Reply(tool_calls=(SimToolCall("raw__slow", {"steps": 10, "every": 0.3}, id="s1"),)),
+        # One step of 4 s: silent for longer than the timeout.
+        Reply(tool_calls=(SimToolCall("raw__slow", {"steps": 1, "every": 4.0}, id="s2"),)),
+        Reply(text="Done."),
+    )
+    worked, silent = [m for m in await services.history(session.id) if isinstance(m, ToolMessage)]
+    assert worked.success and worked.content == "worked 10 steps"
+    assert not silent.success and "no answer within 2 seconds" in silent.content
+    assert json.loads((state / "progress_token").read_text()) is not None  # a token was sent
+    shown = [n for n in notices if n.startswith("raw__slow:")]
+    assert shown[0] == "raw__slow: 10% (1 of 10) — step 1"
+    assert shown[-1] == "raw__slow: 100% (10 of 10) — step 10"

@@ -15,7 +15,7 @@ from ..settings_mcp import MAX_CALL_TIMEOUT
 from ..tools import FunctionTool
 from ..tools.mcp import DEFAULT_CALL_TIMEOUT, McpServerConfig, McpToolSource
 from ..tools.mcp_names import prefix_clash, server_prefix, server_prefixes
-from ..tools.mcp_progress import McpProgress, ProgressListener, progress_words
+from ..tools.mcp_progress import McpProgress, ProgressListener, progress_detail, progress_words
 from .mcp_server import McpServer, McpServerStatus, ServerState, restart_delay
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "delete_secrets",
     "is_secret_name",
     "parse_env_lines",
+    "progress_detail",
     "progress_words",
     "prefix_clash",
     "server_prefix",

@@ -12,7 +12,13 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-__all__ = ["CURRENT_CALL", "McpProgress", "ProgressListener", "progress_words"]
+__all__ = [
+    "CURRENT_CALL",
+    "McpProgress",
+    "ProgressListener",
+    "progress_detail",
+    "progress_words",
+]
 
 #: ``(call id, tool name as the model knows it)`` of the tool call running in this task.
 CURRENT_CALL: ContextVar[tuple[str, str] | None] = ContextVar("mcp_current_call", default=None)
@@ -38,12 +44,15 @@ def _number(value: float) -> str:
 
 def progress_words(report: McpProgress) -> str:
     """``read_files: 40% (40 of 100) — copying a.txt``; without a total, just the count."""
+    return f"{report.tool}: {progress_detail(report)}"
+
+
+def progress_detail(report: McpProgress) -> str:
+    """The report without the tool's name (for its own card): ``40% (40 of 100) — …``."""
     if report.total and report.total > 0:
         share = max(0.0, min(100.0, 100 * report.progress / report.total))
-        words = (
-            f"{report.tool}: {share:.0f}% ({_number(report.progress)} of {_number(report.total)})"
-        )
+        words = f"{share:.0f}% ({_number(report.progress)} of {_number(report.total)})"
     else:
-        words = f"{report.tool}: {_number(report.progress)} done"
+        words = f"{_number(report.progress)} done"
     message = (report.message or "").strip().replace("\n", " ")
     return f"{words} — {message[:200]}" if message else words

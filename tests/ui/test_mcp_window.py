@@ -17,6 +17,7 @@ from app import ToolCall
 from app.services import McpServerConfig
 from app.simulator import Reply, SimToolCall, Simulator
 from tests.ui.helpers import close_window, make_services, until
+from ui.transcript.render import tool_html
 
 RAW = Path(__file__).resolve().parents[1] / "fixtures" / "mcp_servers" / "raw_server.py"
 
@@ -179,7 +180,7 @@ def test_variables_typed_in_settings_reach_the_server_and_secrets_only_the_keyri
     run(scenario(), timeout=60)
 
 
-def test_a_long_tool_reports_progress_in_the_window_and_outlives_its_timeout(
+def test_a_long_tool_shows_progress_on_its_card_and_outlives_its_timeout(
     run: Any, tmp_path: Path
 ) -> None:
     server = dataclasses.replace(raw(tmp_path / "state"), call_timeout=2.0)
@@ -187,8 +188,15 @@ def test_a_long_tool_reports_progress_in_the_window_and_outlives_its_timeout(
     async def scenario() -> None:
         async with Simulator() as sim:
             window = await window_with(tmp_path / "data", sim, mcp_servers=(server,))
-            shown: list[str] = []
-            window.statusBar().messageChanged.connect(shown.append)
+            model = window.transcript_model
+            cards: list[str] = []
+
+            def card_changed(*_args: Any) -> None:
+                card = model.tool_item("s1")
+                if card is not None and card.progress:
+                    cards.append(tool_html(card))
+
+            model.dataChanged.connect(card_changed)
             try:
                 assert await window.services.mcp_ready() == []
                 sim.enqueue(
@@ -200,9 +208,10 @@ def test_a_long_tool_reports_progress_in_the_window_and_outlives_its_timeout(
                 await send(window, "Work long")
                 sent = sim.model_requests()[-1].json()["messages"]
                 assert any("worked 8 steps" in str(m.get("content")) for m in sent), sent
-                progress = [text for text in shown if text.startswith("raw__slow:")]
-                assert progress[0] == "raw__slow: 12% (1 of 8) — step 1"
-                assert progress[-1] == "raw__slow: 100% (8 of 8) — step 8"
+                assert "running…</span> 12% (1 of 8) — step 1" in cards[0]
+                assert any("running…</span> 100% (8 of 8) — step 8" in c for c in cards)
+                card = model.tool_item("s1")
+                assert card is not None and "step 8" not in tool_html(card)  # done: no progress
             finally:
                 await close_window(window)
 

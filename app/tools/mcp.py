@@ -8,8 +8,11 @@ with the ``mcp`` package), lists its tools and offers each as a tool the agent c
 
 Each tool is named ``<prefix>__<tool>`` (see :mod:`.mcp_names`) and has side effects
 by default, so the app asks the person before it runs. A call never hangs and never raises: a
-server that exits or does not answer within ``call_timeout`` gives a failed result saying so,
-an error the tool reports (``isError``) gives a failed result with the server's text.
+server that exits, or neither answers nor reports progress within ``call_timeout``, gives a
+failed result saying so; an error the tool reports (``isError``) gives a failed result with the
+server's text. The configuration is :mod:`.mcp_config`, the transport :mod:`.mcp_stdio`, what
+the model sees of a result :mod:`.mcp_results`, the helpers around the ``mcp`` package
+:mod:`.mcp_wire`.
 
 The ``mcp`` client keeps anyio task groups that must be entered and left by the same task, so the
 whole connection lives in one background task that waits for :meth:`McpToolSource.aclose`;
@@ -20,25 +23,34 @@ calls from other tasks only send requests through the session. Closing stops the
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
 import os
-import sys
 import tempfile
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import TracebackType
 from typing import IO, Any, Final
 
 from ..errors import McpServerError, ToolArgumentError
 from ..messages import ToolCall
 from .functions import FunctionTool, ToolResult
+from .mcp_config import DEFAULT_CALL_TIMEOUT, McpServerConfig
 from .mcp_names import mcp_tool_name, server_prefix
 from .mcp_progress import CURRENT_CALL, McpProgress, ProgressListener
-from .mcp_results import MAX_RESULT_CHARS, result_text
+from .mcp_results import result_text
 from .mcp_stdio import stdio_transport
+from .mcp_wire import (
+    client_info,
+    connection_closed,
+    error_text,
+    load_mcp,
+    needs_task,
+    read_only,
+    settle,
+)
 
 __all__ = [
+    "DEFAULT_CALL_TIMEOUT",
     "McpServerConfig",
     "McpServerError",
     "McpTool",
@@ -50,49 +62,10 @@ logger = logging.getLogger(__name__)
 
 #: How long the server may take to start and list its tools.
 CONNECT_TIMEOUT: Final = 30.0
-#: How long a call may go without an answer or a progress report, unless configured.
-DEFAULT_CALL_TIMEOUT: Final = 30.0
 #: How long closing may take before the background task is abandoned (the mcp client's own
 #: shutdown is bounded at about 6.5 s: stdin close 2 s, SIGTERM 2 s, SIGKILL 2 s).
 CLOSE_TIMEOUT: Final = 10.0
 _STDERR_TAIL: Final = 600
-
-
-@dataclass(frozen=True, slots=True)
-class McpServerConfig:
-    """One stdio MCP server the person configured.
-
-    ``env`` is added to a small inherited environment (PATH, HOME, locale, proxies, ...: see
-    :func:`.mcp_stdio.server_environment`); ``secret_env`` names more variables whose values
-    the caller passes to :class:`McpToolSource` (``secrets``), never kept here.
-    ``side_effects`` (default true) sends every call through the approval path.
-    ``max_result_chars`` caps what the model sees of one result (see :mod:`.mcp_results`).
-    """
-
-    name: str
-    command: str
-    args: Sequence[str] = ()
-    env: Mapping[str, str] | None = field(default=None, repr=False)
-    call_timeout: float = DEFAULT_CALL_TIMEOUT
-    side_effects: bool = True
-    cwd: str | None = None
-    max_result_chars: int = MAX_RESULT_CHARS
-    #: Names of variables whose values are secrets kept outside the settings (the keyring).
-    secret_env: tuple[str, ...] = ()
-    #: Tools that declare ``readOnlyHint`` run without asking (the person's choice per server).
-    trust_read_only: bool = False
-
-    def __post_init__(self) -> None:
-        if not self.name.strip():
-            raise ValueError("an MCP server needs a name")
-        if not self.command.strip():
-            raise ValueError(f"the MCP server {self.name!r} needs a command")
-        if self.call_timeout <= 0:
-            raise ValueError("call_timeout must be positive")
-        if self.max_result_chars < 1_000:
-            raise ValueError("max_result_chars must be at least 1000")
-        object.__setattr__(self, "args", tuple(self.args))
-        object.__setattr__(self, "secret_env", tuple(self.secret_env))
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,13 +211,13 @@ class McpToolSource:
             runner.cancel()
         what = f"MCP server {self.config.name!r} connection"
         try:
-            await _settle(runner, self.close_timeout, what)
+            await settle(runner, self.close_timeout, what)
             if not runner.done():
                 logger.warning(
                     "MCP server %r did not stop in time; abandoning it", self.config.name
                 )
                 runner.cancel()
-                await _settle(runner, 1.0, what)
+                await settle(runner, 1.0, what)
         finally:
             self._close_stderr()
 
@@ -265,7 +238,7 @@ class McpToolSource:
                     errlog=self._stderr,
                     ended=ended,
                 ) as (read, write),
-                ClientSession(read, write, client_info=_client_info()) as session,
+                ClientSession(read, write, client_info=client_info()) as session,
             ):
                 started = await session.initialize()
                 self.instructions = (getattr(started, "instructions", None) or "").strip()
@@ -299,7 +272,7 @@ class McpToolSource:
     def _make_tools(self, listed: Sequence[Any]) -> tuple[McpTool, ...]:
         tools: list[McpTool] = []
         taken: set[str] = set()
-        tasks_only = [remote.name for remote in listed if _needs_task(remote)]
+        tasks_only = [remote.name for remote in listed if needs_task(remote)]
         if tasks_only:
             self.notes.append(
                 f"The MCP server {self.config.name!r} has {len(tasks_only)} tool(s) that only "
@@ -308,7 +281,7 @@ class McpToolSource:
             )
             logger.info("MCP server %r: task-only tools hidden: %s", self.config.name, tasks_only)
         for remote in listed:
-            if _needs_task(remote):
+            if needs_task(remote):
                 continue
             name = mcp_tool_name(self.config.name, remote.name, taken, prefix=self.prefix)
             taken.add(name)
@@ -323,7 +296,7 @@ class McpToolSource:
                     parameters=schema,
                     function=self._caller(remote.name),
                     side_effects=self.config.side_effects
-                    and not (self.config.trust_read_only and _read_only(remote)),
+                    and not (self.config.trust_read_only and read_only(remote)),
                     timeout=None,  # the call bounds itself, with a clearer message
                 )
             )
@@ -385,7 +358,7 @@ class McpToolSource:
             raise
         if call not in done:
             call.cancel()
-            await _settle(call, None, f"abandoned MCP call {tool!r} of {server!r}")
+            await settle(call, None, f"abandoned MCP call {tool!r} of {server!r}")
             if self._runner.done():
                 return ToolResult(
                     self._stopped_text(tool, "it exited or closed its connection", hint=True),
@@ -398,14 +371,14 @@ class McpToolSource:
         try:
             result = call.result()
         except Exception as err:
-            if _connection_closed(err) or self._runner.done():
+            if connection_closed(err) or self._runner.done():
                 self._stop.set()  # the runner shuts the transport down and reaps the process
                 return ToolResult(
                     self._stopped_text(tool, "it exited or closed its connection", hint=True),
                     success=False,
                 )
             return ToolResult(
-                f"The MCP server {server!r} could not run {tool!r}: {_error_text(err)}",
+                f"The MCP server {server!r} could not run {tool!r}: {error_text(err)}",
                 success=False,
             )
         text = result_text(result, server=server, tool=tool, limit=self.config.max_result_chars)
@@ -428,7 +401,7 @@ class McpToolSource:
         err = self._failure
         if err is None:
             return "it exited"
-        return _error_text(err)
+        return error_text(err)
 
     def last_output(self) -> str:
         """The end of what the server wrote to stderr (kept after it stopped)."""
@@ -461,96 +434,3 @@ class McpToolSource:
     def exit_reason(self) -> str:
         """Why the connection ended, in a few words (person-facing)."""
         return self._describe_failure()
-
-
-#: The ``mcp`` modules the connection uses (imported together: about 1.5-2.5 s here).
-_MCP_MODULES: Final = (
-    "mcp",
-    "mcp_types",
-    "mcp.shared.message",
-    "mcp.client.stdio",
-    "mcp.os.posix.utilities",
-)
-
-
-async def load_mcp() -> None:
-    """Import the ``mcp`` package in a worker thread (once), so that the event loop, and the
-    window with it, goes on while it loads; only MCP code imports it, always after this."""
-    if all(name in sys.modules for name in _MCP_MODULES):
-        return
-    await asyncio.to_thread(_import_mcp)
-
-
-def _import_mcp() -> None:
-    for name in _MCP_MODULES:
-        importlib.import_module(name)
-
-
-def _client_info() -> Any:
-    """How Continuum introduces itself to a server (not the ``mcp`` package's default)."""
-    from mcp import types as mcp_types
-
-    from .. import __version__
-
-    return mcp_types.Implementation(name="Continuum", version=__version__)
-
-
-def _read_only(remote: Any) -> bool:
-    """Whether a listed tool declares it changes nothing (``annotations.readOnlyHint``)."""
-    return getattr(getattr(remote, "annotations", None), "read_only_hint", None) is True
-
-
-def _needs_task(remote: Any) -> bool:
-    """Whether a listed tool runs only as a task (``execution.taskSupport: "required"``)."""
-    execution = getattr(remote, "execution", None)
-    return getattr(execution, "task_support", None) == "required"
-
-
-async def _settle(task: asyncio.Future[Any], within: float | None, what: str) -> None:
-    """Wait (at most ``within`` seconds) for ``task``, which we cancelled, to end.
-
-    Never raises except the caller's own cancellation (``asyncio.wait`` does not absorb it,
-    unlike awaiting the task under ``suppress``). How the task ended is not our answer any
-    more: cancelled, or a closed connection, is expected; anything else is logged with its
-    traceback.
-    """
-    done, _ = await asyncio.wait({task}, timeout=within)
-    if not done or task.cancelled():
-        return
-    err = task.exception()
-    if err is not None and not _expected_end(err):
-        logger.error("%s failed unexpectedly after it was abandoned", what, exc_info=err)
-
-
-def _expected_end(err: BaseException) -> bool:
-    """Whether ``err`` is how an abandoned call or connection normally ends (the server or
-    its pipes went away, or it answered with an MCP error just before)."""
-    import anyio
-    from mcp import MCPError
-
-    if isinstance(err, BaseExceptionGroup):
-        return all(_expected_end(e) for e in err.exceptions)
-    return isinstance(
-        err,
-        MCPError
-        | OSError
-        | anyio.ClosedResourceError
-        | anyio.BrokenResourceError
-        | anyio.EndOfStream,
-    )
-
-
-def _connection_closed(err: BaseException) -> bool:
-    from mcp import MCPError
-    from mcp_types import CONNECTION_CLOSED
-
-    if isinstance(err, BaseExceptionGroup):
-        return any(_connection_closed(e) for e in err.exceptions)
-    return isinstance(err, MCPError) and err.code == CONNECTION_CLOSED
-
-
-def _error_text(err: BaseException) -> str:
-    if isinstance(err, BaseExceptionGroup):
-        return "; ".join(_error_text(e) for e in err.exceptions)
-    text = str(err).strip()
-    return f"{type(err).__name__}: {text}" if text else type(err).__name__

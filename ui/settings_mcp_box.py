@@ -30,16 +30,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.services import McpServerConfig, McpServerStatus, NoKeyringError
-from app.services.mcp import (
-    DEFAULT_CALL_TIMEOUT,
-    MAX_CALL_TIMEOUT,
-    delete_secrets,
-    is_secret_name,
-    parse_env_lines,
-    prefix_clash,
-    server_prefix,
-    store_secrets,
+from app.services import (
+    MCP_DEFAULT_CALL_TIMEOUT,
+    MCP_MAX_CALL_TIMEOUT,
+    McpServerConfig,
+    McpServerStatus,
+    NoKeyringError,
+    delete_mcp_secrets,
+    is_secret_variable,
+    mcp_prefix_clash,
+    mcp_server_prefix,
+    parse_variables,
+    store_mcp_secrets,
 )
 
 from .theme import SPACE
@@ -124,9 +126,12 @@ class McpBox(QGroupBox):
         self.timeout = QSpinBox()
         self.timeout.setObjectName("mcpTimeout")
         self.timeout.setAccessibleName("MCP server call timeout in seconds")
-        self.timeout.setRange(1, int(MAX_CALL_TIMEOUT))
-        self.timeout.setValue(int(DEFAULT_CALL_TIMEOUT))
+        self.timeout.setRange(1, int(MCP_MAX_CALL_TIMEOUT))
+        self.timeout.setValue(int(MCP_DEFAULT_CALL_TIMEOUT))
         self.timeout.setSuffix(" s")
+        inner = self.timeout.findChild(QLineEdit)  # the spin box's own field: named too
+        if inner is not None:
+            inner.setAccessibleName("MCP server call timeout in seconds")
         self.timeout.setToolTip(
             "How long a call may go without an answer or a progress report from the server."
         )
@@ -244,18 +249,19 @@ class McpBox(QGroupBox):
         if any(server.name == name for server in self.servers()):
             self._fail(f"There is already an MCP server named {name!r}.")
             return
-        clash = prefix_clash(name, [server.name for server in self.servers()])
+        clash = mcp_prefix_clash(name, [server.name for server in self.servers()])
         if clash is not None:
             self._fail(
                 f"The tools of {name!r} would be named like those of {clash!r} (both "
-                f"{server_prefix(name)}__…); choose a name that differs in its letters or digits."
+                f"{mcp_server_prefix(name)}__…); choose a name that differs in its letters or "
+                "digits."
             )
             return
-        variables, problems = parse_env_lines(self.env.toPlainText())
+        variables, problems = parse_variables(self.env.toPlainText())
         if problems:
             self._fail(f"The variables cannot be read ({'; '.join(problems)}); write NAME=value.")
             return
-        secrets = {k: v for k, v in variables.items() if is_secret_name(k)}
+        secrets = {k: v for k, v in variables.items() if is_secret_variable(k)}
         plain = {k: v for k, v in variables.items() if k not in secrets}
         self._add_item(
             McpServerConfig(
@@ -274,7 +280,7 @@ class McpBox(QGroupBox):
         self.command.clear()
         self.env.clear()  # do not keep secrets in a widget longer than needed
         self.trust_read_only.setChecked(False)
-        self.timeout.setValue(int(DEFAULT_CALL_TIMEOUT))
+        self.timeout.setValue(int(MCP_DEFAULT_CALL_TIMEOUT))
         self._ok()
 
     def _remove(self) -> None:
@@ -293,12 +299,12 @@ class McpBox(QGroupBox):
         for server in self.removed:
             still = kept.get(server.name)
             names = set(server.secret_env) - set(still.secret_env if still else ())
-            delete_secrets(server.name, sorted(names))
+            delete_mcp_secrets(server.name, sorted(names))
         self.removed.clear()
         try:
             for name, values in list(self.secrets.items()):
                 if name in kept:
-                    store_secrets(name, values)
+                    store_mcp_secrets(name, values)
                 del self.secrets[name]
         except NoKeyringError:
             self.secrets.clear()  # cannot be kept: the message names the variable to set
@@ -311,6 +317,6 @@ def _line(server: McpServerConfig) -> str:
     names = [*(server.env or {}), *(f"{name} (keyring)" for name in server.secret_env)]
     if names:
         line += f" · {', '.join(names)}"
-    if server.call_timeout != DEFAULT_CALL_TIMEOUT:
+    if server.call_timeout != MCP_DEFAULT_CALL_TIMEOUT:
         line += f" · timeout {server.call_timeout:g} s"
     return line + (" · read-only tools unasked" if server.trust_read_only else "")

@@ -25,8 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from app import SessionInfo
-from app.services import AppServices, FilePart, ImagePart, SettingsSaveError
-from app.services.mcp import progress_detail
+from app.services import AppServices, FilePart, ImagePart, SettingsSaveError, progress_detail
 
 from .actions import THEME_ACTIONS, build_menus
 from .appearance import Appearance

@@ -67,13 +67,22 @@ from .connection import Check, ConnectionReport, test_connection
 from .failures import close_logged, describe_failure, is_expected, log_location, tell
 from .importing import ImportFormatError, ImportReport
 from .importing import import_file as _import_file
+from .mcp import DEFAULT_CALL_TIMEOUT as MCP_DEFAULT_CALL_TIMEOUT
+from .mcp import MAX_CALL_TIMEOUT as MCP_MAX_CALL_TIMEOUT
 from .mcp import (
     McpProgress,
     McpServers,
     McpServerStatus,
+    progress_detail,
     progress_words,
     with_server_instructions,
 )
+from .mcp import delete_secrets as delete_mcp_secrets
+from .mcp import is_secret_name as is_secret_variable
+from .mcp import parse_env_lines as parse_variables
+from .mcp import prefix_clash as mcp_prefix_clash
+from .mcp import server_prefix as mcp_server_prefix
+from .mcp import store_secrets as store_mcp_secrets
 from .models import Models, NoModel, simulator_settings
 from .recovery import DATABASE_FILE, ResumeInfo
 from .requests import RequestJournaling, SessionLockedError, folder_tools, merge_tools, relay
@@ -104,6 +113,9 @@ __all__ = [
     "ImportFormatError",
     "ImportReport",
     "LocalServer",
+    "MCP_DEFAULT_CALL_TIMEOUT",
+    "MCP_MAX_CALL_TIMEOUT",
+    "McpProgress",
     "McpServerConfig",
     "McpServerStatus",
     "NoKeyringError",
@@ -114,6 +126,13 @@ __all__ = [
     "Setup",
     "new_profile_id",
     "delete_api_key",
+    "delete_mcp_secrets",
+    "is_secret_variable",
+    "mcp_prefix_clash",
+    "mcp_server_prefix",
+    "parse_variables",
+    "progress_detail",
+    "store_mcp_secrets",
     "with_profiles",
     "Settings",
     "SettingsSaveError",

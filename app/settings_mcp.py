@@ -6,7 +6,9 @@ from __future__ import annotations
 import math
 from typing import Any, TypeGuard
 
+from .mcp_env import is_env_name
 from .tools.mcp import McpServerConfig
+from .tools.mcp_results import MAX_RESULT_CHARS
 
 __all__ = ["MAX_CALL_TIMEOUT", "is_text", "mcp_servers", "mcp_to_dict"]
 
@@ -31,14 +33,22 @@ def _mcp_server(entry: Any) -> McpServerConfig:
     name, command, args = entry.get("name"), entry.get("command"), entry.get("args", [])
     env, timeout = entry.get("env"), entry.get("call_timeout", 30.0)
     cwd, side_effects = entry.get("cwd"), entry.get("side_effects", True)
+    max_result = entry.get("max_result_chars", MAX_RESULT_CHARS)
+    secret_env = entry.get("secret_env", [])
+    trust_read_only = entry.get("trust_read_only", False)
     if not is_text(name) or not is_text(command) or not name.strip() or not command.strip():
         raise ValueError("needs a text name and command")
     if not isinstance(args, list) or not all(is_text(a) for a in args):
         raise ValueError("args must be a list of text")
     if env is not None and not (
-        isinstance(env, dict) and all(is_text(k) and is_text(v) for k, v in env.items())
+        isinstance(env, dict)
+        and all(is_text(k) and is_env_name(k) and is_text(v) for k, v in env.items())
     ):
-        raise ValueError("env must map text to text")
+        raise ValueError("env must map variable names to text")
+    if not isinstance(secret_env, list) or not all(
+        is_text(n) and is_env_name(n) for n in secret_env
+    ):
+        raise ValueError("secret_env must be a list of variable names")
     if (
         isinstance(timeout, bool)
         or not isinstance(timeout, int | float)
@@ -48,10 +58,16 @@ def _mcp_server(entry: Any) -> McpServerConfig:
         raise ValueError(
             f"call_timeout must be a number of seconds above 0 and at most {MAX_CALL_TIMEOUT:.0f}"
         )
-    if not isinstance(side_effects, bool):
-        raise ValueError("side_effects must be true or false")
+    if not isinstance(side_effects, bool) or not isinstance(trust_read_only, bool):
+        raise ValueError("side_effects and trust_read_only must be true or false")
     if cwd is not None and not is_text(cwd):
         raise ValueError("cwd must be text")
+    if (
+        isinstance(max_result, bool)
+        or not isinstance(max_result, int)
+        or not 1_000 <= max_result <= 100_000_000
+    ):
+        raise ValueError("max_result_chars must be a whole number from 1000 to 100000000")
     return McpServerConfig(
         name,
         command,
@@ -60,6 +76,9 @@ def _mcp_server(entry: Any) -> McpServerConfig:
         call_timeout=float(timeout),
         side_effects=side_effects,
         cwd=cwd or None,
+        max_result_chars=max_result,
+        secret_env=tuple(dict.fromkeys(n for n in secret_env if n not in (env or {}))),
+        trust_read_only=trust_read_only,
     )
 
 
@@ -103,4 +122,10 @@ def mcp_to_dict(server: McpServerConfig) -> dict[str, Any]:
         data["side_effects"] = False
     if server.cwd:
         data["cwd"] = server.cwd
+    if server.trust_read_only:
+        data["trust_read_only"] = True
+    if server.secret_env:
+        data["secret_env"] = list(server.secret_env)  # the names only: values in the keyring
+    if server.max_result_chars != MAX_RESULT_CHARS:
+        data["max_result_chars"] = server.max_result_chars
     return data

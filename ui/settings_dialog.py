@@ -64,7 +64,7 @@ from .settings_choices import (
     switch_model,
     switch_url,
 )
-from .settings_mcp_box import McpBox
+from .settings_mcp_box import McpBox, McpStatusSource
 from .settings_profiles import ProfilesBox, ProfileServices, store_profile_keys
 from .theme import SPACE, tokens_for
 
@@ -173,7 +173,12 @@ class SettingsDialog(QDialog):
         self.error.setTextFormat(Qt.TextFormat.PlainText)  # may quote what the person typed
         self.error.hide()
 
-        self.mcp_box = McpBox(settings.mcp_servers, self._fail, self.error.hide)
+        self.mcp_box = McpBox(
+            settings.mcp_servers,
+            self._fail,
+            self.error.hide,
+            status=services if isinstance(services, McpStatusSource) else None,
+        )
         box = self.mcp_box
         self.mcp_list, self.mcp_name, self.mcp_command = box.list, box.name, box.command
         self.mcp_add, self.mcp_remove = box.add_button, box.remove_button
@@ -380,6 +385,7 @@ class SettingsDialog(QDialog):
                 self.api_key.clear()  # do not keep the secret in a widget longer than needed
         try:
             store_profile_keys(self.profiles_box, settings)
+            self.mcp_box.save_secrets()
         except NoKeyringError as err:
             self._fail(str(err))
             return

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from app import SessionInfo
-from app.services import AppServices, FilePart, ImagePart, SettingsSaveError
+from app.services import AppServices, FilePart, ImagePart, SettingsSaveError, progress_detail
 
 from .actions import THEME_ACTIONS, build_menus
 from .appearance import Appearance
@@ -201,6 +201,9 @@ class MainWindow(QMainWindow):
         c.sessionsChanged.connect(lambda: c.spawn(self.refresh_sessions()))
         c.statusMessage.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.services.notify = c.statusMessage.emit
+        self.services.tool_progress = lambda report: c.model.set_tool_progress(
+            report.call_id, progress_detail(report)
+        )
         self.workspace_button.clicked.connect(self.workspace.choose)
         self.stack.currentChanged.connect(self._page_changed)
         self.model_picker.currentTextChanged.connect(

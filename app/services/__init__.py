@@ -64,10 +64,25 @@ from .approval import ApprovalDecision, Approvals, UIApprover
 from .attachments import pasted_image, read_attachment, send_problem
 from .branches import BranchView
 from .connection import Check, ConnectionReport, test_connection
-from .failures import close_logged, describe_failure, is_expected, log_location
+from .failures import close_logged, describe_failure, is_expected, log_location, tell
 from .importing import ImportFormatError, ImportReport
 from .importing import import_file as _import_file
-from .mcp import McpServers
+from .mcp import DEFAULT_CALL_TIMEOUT as MCP_DEFAULT_CALL_TIMEOUT
+from .mcp import MAX_CALL_TIMEOUT as MCP_MAX_CALL_TIMEOUT
+from .mcp import (
+    McpProgress,
+    McpServers,
+    McpServerStatus,
+    progress_detail,
+    progress_words,
+    with_server_instructions,
+)
+from .mcp import delete_secrets as delete_mcp_secrets
+from .mcp import is_secret_name as is_secret_variable
+from .mcp import parse_env_lines as parse_variables
+from .mcp import prefix_clash as mcp_prefix_clash
+from .mcp import server_prefix as mcp_server_prefix
+from .mcp import store_secrets as store_mcp_secrets
 from .models import Models, NoModel, simulator_settings
 from .recovery import DATABASE_FILE, ResumeInfo
 from .requests import RequestJournaling, SessionLockedError, folder_tools, merge_tools, relay
@@ -98,7 +113,11 @@ __all__ = [
     "ImportFormatError",
     "ImportReport",
     "LocalServer",
+    "MCP_DEFAULT_CALL_TIMEOUT",
+    "MCP_MAX_CALL_TIMEOUT",
+    "McpProgress",
     "McpServerConfig",
+    "McpServerStatus",
     "NoKeyringError",
     "Parameters",
     "ProviderProfile",
@@ -107,6 +126,13 @@ __all__ = [
     "Setup",
     "new_profile_id",
     "delete_api_key",
+    "delete_mcp_secrets",
+    "is_secret_variable",
+    "mcp_prefix_clash",
+    "mcp_server_prefix",
+    "parse_variables",
+    "progress_detail",
+    "store_mcp_secrets",
     "with_profiles",
     "Settings",
     "SettingsSaveError",
@@ -152,6 +178,10 @@ class AppServices:
         self.context_limits = ContextLimits()
         #: Shows a person-facing message (the window sets it to its status bar).
         self.notify: Callable[[str], None] | None = None
+        #: Shows a running MCP tool's progress (the window may set it; else :attr:`notify`
+        #: gets it in words).
+        self.tool_progress: Callable[[McpProgress], None] | None = None
+        self._mcp.on_progress = self._tool_progress
 
     @property
     def approver(self) -> UIApprover | None:
@@ -248,6 +278,20 @@ class AppServices:
     def mcp_tools(self) -> tuple[FunctionTool, ...]:
         return self._mcp.tools
 
+    def _tool_progress(self, report: McpProgress) -> None:
+        if self.tool_progress is not None:
+            self.tool_progress(report)
+        else:
+            tell(self.notify, progress_words(report))
+
+    def mcp_statuses(self) -> list[McpServerStatus]:
+        """Each configured MCP server's state, tools and last error output (for Settings)."""
+        return self._mcp.statuses()
+
+    def restart_mcp_server(self, name: str) -> asyncio.Task[None] | None:
+        """Restart the MCP server ``name`` now, forgetting its failures (Settings' Restart)."""
+        return self._mcp.restart(name)
+
     # --- workspace folders ---------------------------------------------------------------------
 
     async def set_workspace(self, session_id: str, path: str | None) -> None:
@@ -299,7 +343,7 @@ class AppServices:
         """Build the model from the settings and use it for new requests (``None``: none set).
 
         Also (re)starts the configured MCP servers in the background (see
-        :meth:`start_mcp_servers`); requests wait for them to be up.
+        :meth:`start_mcp_servers`); a request uses those running by then and says which are not.
         """
         self.start_mcp_servers()
         await self._models.forget_built()  # conversations' models follow the new settings
@@ -589,10 +633,11 @@ class AppServices:
         """The request's agent: the client's tools, the MCP servers' and the conversation's
         file tools, asking the person through :meth:`approver_for`, with the conversation's
         provider model, system prompt and parameters (:meth:`resolved_setup`)."""
-        await self.mcp_ready()
-        tools = merge_tools(
-            self.client.tools, self.mcp_tools, await self.workspace_tools(session_id)
-        )
+        # The MCP servers running now, without waiting for those still starting (named).
+        mcp_tools, missing = self._mcp.for_request()
+        if missing:
+            tell(self.notify, missing)
+        tools = merge_tools(self.client.tools, mcp_tools, await self.workspace_tools(session_id))
         # The conversation's setup over Settings' defaults, read per request (a change applies
         # to the next one): its provider model, system prompt (blank: none) and output limit.
         resolved = await self.resolved_setup(session_id)
@@ -601,7 +646,9 @@ class AppServices:
         agent.approve_tool = self.approver_for(session_id)
         agent.config = dataclasses.replace(
             agent.config,
-            system_prompt=resolved.system_prompt,
+            system_prompt=with_server_instructions(
+                resolved.system_prompt, self._mcp.instructions()
+            ),
             max_output_tokens=resolved.parameters.max_output_tokens
             or agent.config.max_output_tokens,
         )

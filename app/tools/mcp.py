@@ -6,10 +6,13 @@ with the ``mcp`` package), lists its tools and offers each as a tool the agent c
     async with McpToolSource(McpServerConfig("files", "npx", ("-y", "some-server"))) as source:
         agent = await Agent.create(model, tools=[*builtin_tools, *source.tools], ...)
 
-Each tool is named ``<server>__<tool>`` (sanitised to what providers accept) and has side effects
+Each tool is named ``<prefix>__<tool>`` (see :mod:`.mcp_names`) and has side effects
 by default, so the app asks the person before it runs. A call never hangs and never raises: a
-server that exits or does not answer within ``call_timeout`` gives a failed result saying so,
-an error the tool reports (``isError``) gives a failed result with the server's text.
+server that exits, or neither answers nor reports progress within ``call_timeout``, gives a
+failed result saying so; an error the tool reports (``isError``) gives a failed result with the
+server's text. The configuration is :mod:`.mcp_config`, the transport :mod:`.mcp_stdio`, what
+the model sees of a result :mod:`.mcp_results`, the helpers around the ``mcp`` package
+:mod:`.mcp_wire`.
 
 The ``mcp`` client keeps anyio task groups that must be entered and left by the same task, so the
 whole connection lives in one background task that waits for :meth:`McpToolSource.aclose`;
@@ -20,12 +23,10 @@ calls from other tasks only send requests through the session. Closing stops the
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
-import re
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import IO, Any, Final
@@ -33,8 +34,23 @@ from typing import IO, Any, Final
 from ..errors import McpServerError, ToolArgumentError
 from ..messages import ToolCall
 from .functions import FunctionTool, ToolResult
+from .mcp_config import DEFAULT_CALL_TIMEOUT, McpServerConfig
+from .mcp_names import mcp_tool_name, server_prefix
+from .mcp_progress import CURRENT_CALL, McpProgress, ProgressListener
+from .mcp_results import result_text
+from .mcp_stdio import stdio_transport
+from .mcp_wire import (
+    client_info,
+    connection_closed,
+    error_text,
+    load_mcp,
+    needs_task,
+    read_only,
+    settle,
+)
 
 __all__ = [
+    "DEFAULT_CALL_TIMEOUT",
     "McpServerConfig",
     "McpServerError",
     "McpTool",
@@ -50,45 +66,6 @@ CONNECT_TIMEOUT: Final = 30.0
 #: shutdown is bounded at about 6.5 s: stdin close 2 s, SIGTERM 2 s, SIGKILL 2 s).
 CLOSE_TIMEOUT: Final = 10.0
 _STDERR_TAIL: Final = 600
-_NAME_OK = re.compile(r"[^a-zA-Z0-9_-]")
-
-
-@dataclass(frozen=True, slots=True)
-class McpServerConfig:
-    """One stdio MCP server the person configured.
-
-    ``env`` is added to a minimal inherited environment (PATH, HOME, ...), as the mcp package
-    does. ``side_effects`` (default true) sends every call through the approval path.
-    """
-
-    name: str
-    command: str
-    args: Sequence[str] = ()
-    env: Mapping[str, str] | None = None
-    call_timeout: float = 30.0
-    side_effects: bool = True
-    cwd: str | None = None
-
-    def __post_init__(self) -> None:
-        if not self.name.strip():
-            raise ValueError("an MCP server needs a name")
-        if not self.command.strip():
-            raise ValueError(f"the MCP server {self.name!r} needs a command")
-        if self.call_timeout <= 0:
-            raise ValueError("call_timeout must be positive")
-        object.__setattr__(self, "args", tuple(self.args))
-
-
-def mcp_tool_name(server: str, tool: str, taken: set[str] | frozenset[str] = frozenset()) -> str:
-    """``server__tool`` made to fit ``[a-zA-Z0-9_-]{1,64}``, unique among ``taken``."""
-    prefix = _NAME_OK.sub("_", server)[:24] or "mcp"
-    base = f"{prefix}__{_NAME_OK.sub('_', tool) or 'tool'}"[:64]
-    name, n = base, 2
-    while name in taken:
-        suffix = f"_{n}"
-        name = base[: 64 - len(suffix)] + suffix
-        n += 1
-    return name
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,40 +77,16 @@ class McpTool(FunctionTool):
             arguments = self._bind(call.arguments_dict())
         except ToolArgumentError as err:
             return ToolResult(f"Invalid arguments for {self.name}: {err}", success=False)
+        token = CURRENT_CALL.set((call.id, self.name))  # progress reports name this call
         try:
             result = await self.function(**arguments)
         except Exception as err:  # pragma: no cover - _call answers every failure itself
             logger.exception("MCP tool %s failed unexpectedly", self.name)
             return ToolResult(f"{type(err).__name__}: {err}", success=False)
+        finally:
+            CURRENT_CALL.reset(token)
         assert isinstance(result, ToolResult)
         return result
-
-
-def _summarise(block: Any) -> str:
-    """One content block as text for the model: text as is, other kinds described."""
-    kind = getattr(block, "type", None)
-    if kind == "text":
-        return str(block.text)
-    if kind in ("image", "audio"):
-        size = len(getattr(block, "data", "") or "") * 3 // 4
-        return f"[{kind} content, {block.mime_type}, about {size} bytes, not shown]"
-    if kind == "resource_link":
-        return f"[resource link: {block.uri}" + (f" ({block.name})" if block.name else "") + "]"
-    if kind == "resource":
-        resource = block.resource
-        text = getattr(resource, "text", None)
-        if isinstance(text, str):
-            return text
-        kind_text = resource.mime_type or "unknown type"
-        return f"[binary resource {resource.uri}, {kind_text}, not shown]"
-    return f"[{kind or type(block).__name__} content, not shown]"
-
-
-def _result_text(result: Any) -> str:
-    parts = [_summarise(block) for block in result.content or ()]
-    if not parts and result.structured_content is not None:
-        parts.append(json.dumps(result.structured_content, ensure_ascii=False, default=str))
-    return "\n".join(parts)
 
 
 class McpToolSource:
@@ -145,17 +98,35 @@ class McpToolSource:
         *,
         connect_timeout: float = CONNECT_TIMEOUT,
         close_timeout: float = CLOSE_TIMEOUT,
+        prefix: str | None = None,
+        route: Callable[[str, Mapping[str, Any]], Awaitable[ToolResult]] | None = None,
+        secrets: Mapping[str, str] | None = None,
     ) -> None:
         self.config = config
+        self._secrets = dict(secrets or {})  # secret variables' values (see McpServerConfig)
+        #: Where its tools send their calls (default :meth:`call`; the app's services route
+        #: them through the server's handle, which restarts a server that exited).
+        self._route = route or self.call
+        #: Told each progress report of a running call (the app shows it).
+        self.on_progress: ProgressListener | None = None
+        self._last_output = ""
+        #: What its tools' names start with (unique among the servers: see :mod:`.mcp_names`).
+        self.prefix = prefix or server_prefix(config.name)
         self.connect_timeout = connect_timeout
         self.close_timeout = close_timeout
         self._tools: tuple[McpTool, ...] = ()
+        #: The server's ``instructions`` from its start (how to use its tools; "" if none).
+        self.instructions = ""
+        #: What the person should know about this server's tools (person-facing sentences):
+        #: tools it lists that are not offered, and why.
+        self.notes: list[str] = []
         self._session: Any = None
         self._runner: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
         self._stop = asyncio.Event()
         self._failure: BaseException | None = None
         self._closed = False
+        self._connecting = False  # start() is waiting for the server to answer
         self._stderr: IO[str] | None = None
 
     def __repr__(self) -> str:
@@ -197,8 +168,10 @@ class McpToolSource:
             raise McpServerError(f"The MCP server {self.config.name!r} connection was closed.")
         if self._runner is not None:
             return
+        await load_mcp()
         self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
         self._runner = asyncio.create_task(self._run(), name=f"mcp:{self.config.name}")
+        self._connecting = True
         waiter = asyncio.ensure_future(self._ready.wait())
         try:
             done, _ = await asyncio.wait(
@@ -212,6 +185,7 @@ class McpToolSource:
             raise
         waiter.cancel()
         if self._ready.is_set() and not self._runner.done():
+            self._connecting = False
             return
         if not done:
             problem = f"did not start within {self.connect_timeout:g} seconds"
@@ -231,33 +205,43 @@ class McpToolSource:
             self._close_stderr()
             return
         self._stop.set()
-        try:
-            await asyncio.wait_for(asyncio.shield(runner), self.close_timeout)
-        except TimeoutError:
-            logger.warning("MCP server %r did not stop in time; abandoning it", self.config.name)
+        if self._connecting:
+            # Still starting (it waits for the server, not for _stop): cancel it; the
+            # transport stops the process all the same (shielded, bounded).
             runner.cancel()
-            await _settle(runner, 1.0, f"MCP server {self.config.name!r} connection")
-        except Exception:  # the failure is kept in _failure by _run
-            pass
+        what = f"MCP server {self.config.name!r} connection"
+        try:
+            await settle(runner, self.close_timeout, what)
+            if not runner.done():
+                logger.warning(
+                    "MCP server %r did not stop in time; abandoning it", self.config.name
+                )
+                runner.cancel()
+                await settle(runner, 1.0, what)
         finally:
             self._close_stderr()
 
     async def _run(self) -> None:
-        from mcp import ClientSession, StdioServerParameters, stdio_client
+        import anyio
+        from mcp import ClientSession
         from mcp import types as mcp_types
 
-        params = StdioServerParameters(
-            command=self.config.command,
-            args=list(self.config.args),
-            env=dict(self.config.env) if self.config.env else None,
-            cwd=self.config.cwd,
-        )
+        assert self._stderr is not None
+        ended = anyio.Event()
         try:
             async with (
-                stdio_client(params, errlog=self._stderr) as (read, write),  # type: ignore[arg-type]
-                ClientSession(read, write) as session,
+                stdio_transport(
+                    self.config.command,
+                    self.config.args,
+                    env={**(self.config.env or {}), **self._secrets},
+                    cwd=self.config.cwd,
+                    errlog=self._stderr,
+                    ended=ended,
+                ) as (read, write),
+                ClientSession(read, write, client_info=client_info()) as session,
             ):
-                await session.initialize()
+                started = await session.initialize()
+                self.instructions = (getattr(started, "instructions", None) or "").strip()
                 listed: list[Any] = []
                 cursor: str | None = None
                 while True:
@@ -271,7 +255,14 @@ class McpToolSource:
                 self._tools = self._make_tools(listed)
                 self._session = session
                 self._ready.set()
-                await self._stop.wait()
+                async with anyio.create_task_group() as group:  # until closed, or it exits
+
+                    async def stop_when(event: Any) -> None:
+                        await event.wait()
+                        group.cancel_scope.cancel()
+
+                    group.start_soon(stop_when, self._stop)
+                    group.start_soon(stop_when, ended)
         except Exception as err:
             self._failure = err
             logger.info("MCP server %r connection ended: %r", self.config.name, err)
@@ -281,8 +272,18 @@ class McpToolSource:
     def _make_tools(self, listed: Sequence[Any]) -> tuple[McpTool, ...]:
         tools: list[McpTool] = []
         taken: set[str] = set()
+        tasks_only = [remote.name for remote in listed if needs_task(remote)]
+        if tasks_only:
+            self.notes.append(
+                f"The MCP server {self.config.name!r} has {len(tasks_only)} tool(s) that only "
+                "run as tasks, which Continuum cannot run yet, so the model is not offered "
+                f"them: {', '.join(tasks_only)}."
+            )
+            logger.info("MCP server %r: task-only tools hidden: %s", self.config.name, tasks_only)
         for remote in listed:
-            name = mcp_tool_name(self.config.name, remote.name, taken)
+            if needs_task(remote):
+                continue
+            name = mcp_tool_name(self.config.name, remote.name, taken, prefix=self.prefix)
             taken.add(name)
             schema = dict(remote.input_schema or {})
             schema.setdefault("type", "object")
@@ -294,15 +295,18 @@ class McpToolSource:
                     description=f"{description} (from the MCP server {self.config.name!r})",
                     parameters=schema,
                     function=self._caller(remote.name),
-                    side_effects=self.config.side_effects,
+                    side_effects=self.config.side_effects
+                    and not (self.config.trust_read_only and read_only(remote)),
                     timeout=None,  # the call bounds itself, with a clearer message
                 )
             )
         return tuple(tools)
 
     def _caller(self, remote_name: str) -> Any:
+        route = self._route
+
         async def call(**arguments: Any) -> ToolResult:
-            return await self.call(remote_name, arguments)
+            return await route(remote_name, arguments)
 
         call.__name__ = remote_name
         return call
@@ -320,41 +324,64 @@ class McpToolSource:
                 success=False,
             )
         timeout = self.config.call_timeout
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        current = CURRENT_CALL.get()
+
+        async def progressed(progress: float, total: float | None, message: str | None) -> None:
+            nonlocal deadline
+            deadline = loop.time() + timeout  # working, not hung: the deadline moves
+            listener = self.on_progress
+            if listener is not None and current is not None:
+                report = McpProgress(current[0], current[1], progress, total, message)
+                try:
+                    listener(report)
+                except Exception:
+                    logger.exception("showing the progress of %r failed", tool)
+
         # Both the session and our deadline: whichever notices first, the call ends.
-        call = asyncio.ensure_future(session.call_tool(tool, dict(arguments)))
+        call = asyncio.ensure_future(
+            session.call_tool(tool, dict(arguments), progress_callback=progressed)
+        )
         assert self._runner is not None
         try:
-            done, _ = await asyncio.wait(
-                {call, self._runner}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
-            )
+            while True:
+                done, _ = await asyncio.wait(
+                    {call, self._runner},
+                    timeout=max(0.0, deadline - loop.time()),
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+                if done or loop.time() >= deadline:
+                    break
         except asyncio.CancelledError:
             call.cancel()
             raise
         if call not in done:
             call.cancel()
-            await _settle(call, None, f"abandoned MCP call {tool!r} of {server!r}")
+            await settle(call, None, f"abandoned MCP call {tool!r} of {server!r}")
             if self._runner.done():
                 return ToolResult(
                     self._stopped_text(tool, "it exited or closed its connection", hint=True),
                     success=False,
                 )
             return ToolResult(
-                self._stopped_text(tool, f"no answer within {timeout:g} seconds"), success=False
+                self._stopped_text(tool, f"no answer within {timeout:g} seconds"),
+                success=False,
             )
         try:
             result = call.result()
         except Exception as err:
-            if _connection_closed(err) or self._runner.done():
+            if connection_closed(err) or self._runner.done():
                 self._stop.set()  # the runner shuts the transport down and reaps the process
                 return ToolResult(
                     self._stopped_text(tool, "it exited or closed its connection", hint=True),
                     success=False,
                 )
             return ToolResult(
-                f"The MCP server {server!r} could not run {tool!r}: {_error_text(err)}",
+                f"The MCP server {server!r} could not run {tool!r}: {error_text(err)}",
                 success=False,
             )
-        text = _result_text(result)
+        text = result_text(result, server=server, tool=tool, limit=self.config.max_result_chars)
         if getattr(result, "is_error", False):
             return ToolResult(
                 text or f"The MCP server {server!r} reported an error in {tool!r}.", success=False
@@ -374,71 +401,36 @@ class McpToolSource:
         err = self._failure
         if err is None:
             return "it exited"
-        return _error_text(err)
+        return error_text(err)
 
-    def _stderr_hint(self) -> str:
+    def last_output(self) -> str:
+        """The end of what the server wrote to stderr (kept after it stopped)."""
         handle = self._stderr
         if handle is None or handle.closed:
-            return ""
+            return self._last_output
         try:
             handle.flush()
             size = handle.seek(0, os.SEEK_END)
             handle.seek(max(0, size - 4 * _STDERR_TAIL))
-            tail = handle.read().strip()[-_STDERR_TAIL:]
+            return handle.read().strip()[-_STDERR_TAIL:]
         except (OSError, ValueError):
-            return ""
+            return self._last_output
+
+    def _stderr_hint(self) -> str:
+        tail = self.last_output()
         return f" Its last output: {tail}" if tail else ""
 
     def _close_stderr(self) -> None:
         if self._stderr is not None and not self._stderr.closed:
+            self._last_output = self.last_output()
             self._stderr.close()
 
+    async def ended(self) -> None:
+        """Wait until the connection has ended (the server exited, or :meth:`aclose`)."""
+        runner = self._runner
+        if runner is not None:
+            await asyncio.wait({runner})
 
-async def _settle(task: asyncio.Future[Any], within: float | None, what: str) -> None:
-    """Wait (at most ``within`` seconds) for ``task``, which we cancelled, to end.
-
-    Never raises except the caller's own cancellation (``asyncio.wait`` does not absorb it,
-    unlike awaiting the task under ``suppress``). How the task ended is not our answer any
-    more: cancelled, or a closed connection, is expected; anything else is logged with its
-    traceback.
-    """
-    done, _ = await asyncio.wait({task}, timeout=within)
-    if not done or task.cancelled():
-        return
-    err = task.exception()
-    if err is not None and not _expected_end(err):
-        logger.error("%s failed unexpectedly after it was abandoned", what, exc_info=err)
-
-
-def _expected_end(err: BaseException) -> bool:
-    """Whether ``err`` is how an abandoned call or connection normally ends (the server or
-    its pipes went away, or it answered with an MCP error just before)."""
-    import anyio
-    from mcp import MCPError
-
-    if isinstance(err, BaseExceptionGroup):
-        return all(_expected_end(e) for e in err.exceptions)
-    return isinstance(
-        err,
-        MCPError
-        | OSError
-        | anyio.ClosedResourceError
-        | anyio.BrokenResourceError
-        | anyio.EndOfStream,
-    )
-
-
-def _connection_closed(err: BaseException) -> bool:
-    from mcp import MCPError
-    from mcp_types import CONNECTION_CLOSED
-
-    if isinstance(err, BaseExceptionGroup):
-        return any(_connection_closed(e) for e in err.exceptions)
-    return isinstance(err, MCPError) and err.code == CONNECTION_CLOSED
-
-
-def _error_text(err: BaseException) -> str:
-    if isinstance(err, BaseExceptionGroup):
-        return "; ".join(_error_text(e) for e in err.exceptions)
-    text = str(err).strip()
-    return f"{type(err).__name__}: {text}" if text else type(err).__name__
+    def exit_reason(self) -> str:
+        """Why the connection ended, in a few words (person-facing)."""
+        return self._describe_failure()

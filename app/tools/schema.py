@@ -227,6 +227,15 @@ def check_arguments(
     for name, value in arguments.items():
         schema = properties.get(name)
         if schema is not None and not matches(value, schema):
-            raise ToolArgumentError(
-                f"argument {name!r} should be {describe(schema)}, got {json.dumps(value)[:80]}"
-            )
+            raise ToolArgumentError(mismatch(f"argument {name!r}", value, schema))
+
+
+def mismatch(what: str, value: Any, schema: Mapping[str, Any]) -> str:
+    """Why ``value`` does not match ``schema``, naming the first wrong item of a list
+    (``item 2 of argument 'ids' should be an integer, got "two"``)."""
+    items = schema.get("items")
+    if schema.get("type") == "array" and isinstance(value, list) and isinstance(items, Mapping):
+        for index, item in enumerate(value, 1):
+            if not matches(item, items):
+                return mismatch(f"item {index} of {what}", item, items)
+    return f"{what} should be {describe(schema)}, got {json.dumps(value, default=str)[:80]}"

@@ -328,6 +328,10 @@ class TranscriptModel(QAbstractListModel):
         """Show a live state change of a tool card (approval asked, allowed, ...)."""
         self._apply(self._rows.set_tool_state(call_id, state))
 
+    def set_tool_progress(self, call_id: str, words: str) -> None:
+        """Show a running tool's progress report on its card."""
+        self._apply(self._rows.set_tool_progress(call_id, words))
+
     def mark_requested(self, call_ids: Iterable[str]) -> None:
         """Calls known never to have started: shown "requested", not "may or may not have run"."""
         self._apply(self._rows.mark_requested(call_ids))

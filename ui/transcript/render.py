@@ -275,6 +275,8 @@ def tool_html(item: TranscriptItem, tokens: Tokens = LIGHT) -> str:
         f"<b>{name}</b></a> · "
         f'<span style="color:{colour};">{_TOOL_STATE_WORDS[state]}</span>'
     )
+    if state is ToolState.RUNNING and item.progress:
+        head += f" {html.escape(item.progress)}"
     if not item.expanded:
         return f"<p>{head}</p>"
     args = html.escape(item.arguments_text or "{}")

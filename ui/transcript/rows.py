@@ -125,6 +125,7 @@ class TranscriptItem:
     call: ToolCall | None = None
     result: str | None = None
     state: ToolState | None = None
+    progress: str = ""  # the running tool's last progress report, in words
     # Tool cards: arguments and result shown; answers: their reasoning shown.
     expanded: bool = False
     # Answers: what the model thought first (the parts' texts), how long (``None``: unknown),
@@ -558,6 +559,15 @@ class Rows:
         if card is None or card.state is state:
             return RowChange()
         card.state = state
+        card.touch()
+        return RowChange(changed=[card])
+
+    def set_tool_progress(self, call_id: str, words: str) -> RowChange:
+        """A running tool's progress report (shown on its card while it runs)."""
+        card = self._tools.get(call_id)
+        if card is None or card.progress == words:
+            return RowChange()
+        card.progress = words
         card.touch()
         return RowChange(changed=[card])
 

@@ -14,9 +14,7 @@ import pytest
 from app import EventType, ModelRequest, TextDelta
 from app.model import ModelEvent
 from app.services import AppServices
-from app.services.mcp import McpServers
 from app.storage.journal import StopKind
-from app.tools.mcp import McpServerConfig
 
 
 class BuggyModel:
@@ -135,56 +133,3 @@ async def test_a_notice_that_cannot_be_shown_leaves_a_log_line(
     assert any(
         r.exc_info and "status bar was deleted" in str(r.exc_info[1]) for r in caplog.records
     ), caplog.text
-
-
-async def test_a_restart_cancelled_while_waiting_for_the_previous_one_is_cancelled() -> None:
-    """Cancelling the MCP restart task must cancel it, not the previous start it waits for
-    (old code: ``suppress(BaseException)`` swallowed the cancel and started servers anyway)."""
-    servers = McpServers()
-    release = asyncio.Event()
-    waiting = asyncio.Event()
-
-    async def slow_previous_start() -> None:
-        waiting.set()
-        await release.wait()
-
-    previous = servers.start(())  # an empty configuration: a real, quick restart
-    await previous
-    slow = servers._task = asyncio.ensure_future(slow_previous_start())
-    await waiting.wait()
-    restart = servers.start((McpServerConfig("never-started", "/nonexistent/mcp-server"),))
-    await asyncio.sleep(0)  # let it reach the wait for the previous task
-    restart.cancel()
-    await asyncio.wait([restart])
-    assert restart.cancelled()
-    assert not slow.done()  # the previous start is left to finish
-    release.set()
-    await slow
-    assert servers.sources == [] and servers.problems == []  # nothing was started
-    await servers.close()
-
-
-async def test_closing_cancelled_while_a_server_stops_propagates_the_cancel() -> None:
-    """``close`` awaits the MCP task it cancelled; the caller's own cancel must still end it."""
-    servers = McpServers()
-    stopping = asyncio.Event()
-    release = asyncio.Event()
-
-    async def slow_to_stop() -> None:
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            stopping.set()
-            await release.wait()  # a server that takes its time to exit
-            raise
-
-    servers._task = asyncio.ensure_future(slow_to_stop())
-    await asyncio.sleep(0)
-    inner = servers._task
-    closing = asyncio.ensure_future(servers.close())
-    await stopping.wait()
-    closing.cancel()
-    await asyncio.wait([closing])
-    assert closing.cancelled()
-    release.set()
-    await asyncio.wait([inner])

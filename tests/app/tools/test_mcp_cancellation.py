@@ -27,7 +27,7 @@ class StuckCall:
         self.gate = asyncio.Event()
         self.task: asyncio.Task[Any] | None = None
 
-    async def call_tool(self, tool: str, arguments: dict[str, Any]) -> Any:
+    async def call_tool(self, tool: str, arguments: dict[str, Any], **_options: Any) -> Any:
         self.task = asyncio.current_task()
         try:
             await asyncio.Event().wait()

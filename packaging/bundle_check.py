@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bundle_contents import SYSTEM_SONAMES  # noqa: E402
+from bundle_contents import SYSTEM_SONAMES
 
 # Debian 12 "bookworm" (the build machine's): its libpython3.11 and libstdc++ need 2.35/2.36.
 GLIBC_BASELINE: tuple[int, int] = (2, 36)

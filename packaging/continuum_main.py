@@ -4,8 +4,8 @@ Runs ``ui.main.main`` exactly as the ``continuum`` console script does. One addi
 smoke test (``packaging/smoke_test.sh``): with ``CONTINUUM_SMOKE_QUIT_AFTER_SHOWN=1`` set, it
 waits for the main window (``on_stage``); once it has taken over from the start window it
 prints one ``smoke:`` line (title, icon, Qt platform, keyring backend, whether the MCP
-client imports) and closes the window the normal way, so
-the app goes through its real shutdown and exits with its own status. Nothing changes when the variable is unset.
+client imports) and closes the window the normal way, so the app goes through its real
+shutdown and exits with its own status. Nothing changes when the variable is unset.
 """
 
 from __future__ import annotations

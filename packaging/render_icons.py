@@ -5,7 +5,8 @@ Writes ``resources/icons/hicolor/<N>x<N>/apps/io.continuum.Continuum.png`` for e
 freedesktop hicolor layout, named after the app id of the .desktop entry and the AppStream
 metainfo), and the Windows ``.ico`` and macOS ``.icns`` the PyInstaller spec uses
 (``packaging/icons/continuum.ico``/``.icns``: PNG images of each size, in the containers' own
-formats, written by :func:`ico_bytes` and :func:`icns_bytes`). Uses PySide6's QtSvg, so it needs nothing beyond the app's own dependencies; it runs
+formats, written by :func:`ico_bytes` and :func:`icns_bytes`). Uses PySide6's QtSvg, so it
+needs nothing beyond the app's own dependencies; it runs
 on the offscreen platform, no display needed.
 
     .venv/bin/python packaging/render_icons.py            # (re)write the PNGs, .ico, .icns
@@ -18,7 +19,6 @@ import os
 import struct
 import sys
 from pathlib import Path
-
 
 ROOT = Path(__file__).resolve().parent.parent
 SVG = ROOT / "resources" / "icons" / "continuum.svg"

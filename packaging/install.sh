@@ -24,11 +24,12 @@ while [ $# -gt 0 ]; do
 done
 manifest="$prefix/share/continuum-chat/installed-files"
 
-refresh() {  # menus and icon caches pick the change up at once where these tools exist
-  command -v update-desktop-database >/dev/null 2>&1 \
-    && update-desktop-database -q "$prefix/share/applications" 2>/dev/null || true
-  command -v gtk-update-icon-cache >/dev/null 2>&1 \
-    && gtk-update-icon-cache -q -t "$prefix/share/icons/hicolor" 2>/dev/null || true
+refresh() {  # an icon cache that exists must list the new icons (the menu entry needs no cache:
+  # it has no MimeType); none is created, so --uninstall leaves nothing behind
+  cache="$prefix/share/icons/hicolor/icon-theme.cache"
+  if [ -f "$cache" ] && command -v gtk-update-icon-cache >/dev/null 2>&1; then
+    gtk-update-icon-cache -q -t "$prefix/share/icons/hicolor" 2>/dev/null || true
+  fi
 }
 
 if [ "$action" = uninstall ]; then

@@ -89,7 +89,13 @@ def test_contents(deb: Path) -> None:
 
 
 def test_lintian_finds_no_error_or_warning(deb: Path) -> None:
-    done = run([tool("lintian"), "--tag-display-limit", "0", str(deb)], ok=False, timeout=600)
+    # binaries/spelling reads every string of Qt's and Python's binaries (a fifth of lintian's
+    # time here) and can only ever yield info tags about third-party text.
+    done = run(
+        [tool("lintian"), "-X", "binaries/spelling", "--tag-display-limit", "0", str(deb)],
+        ok=False,
+        timeout=600,
+    )
     problems = [ln for ln in done.stdout.splitlines() if ln[:2] in ("E:", "W:")]
     assert not problems, "\n".join(problems) + done.stderr[-2000:]
     assert done.returncode == 0, done.stdout + done.stderr

@@ -90,6 +90,17 @@ def test_unpack_install_start_uninstall(tarball: Path, tmp_path: Path) -> None:
     assert again.returncode == 1 and "Nothing to remove" in again.stderr
 
 
+def test_install_sh_names_a_missing_system_library(tarball: Path, tmp_path: Path) -> None:
+    with tarfile.open(tarball) as tar:
+        tar.extractall(tmp_path / "unpacked", filter="tar")
+    app = tmp_path / "unpacked" / tarball.name.removesuffix(".tar.gz")
+    with (app / "system-libraries.txt").open("a", encoding="utf-8") as listing:
+        listing.write("libcontinuum-not-there.so.9\n")
+    out = run(["sh", str(app / "install.sh"), "--prefix", str(tmp_path / "p")]).stdout
+    assert "Missing system libraries" in out and "libcontinuum-not-there.so.9" in out, out
+    assert "libxcb-cursor.so.0" not in out.split("Missing system libraries", 1)[1], out
+
+
 def test_install_sh_refuses_an_unknown_option(tarball: Path, tmp_path: Path) -> None:
     with tarfile.open(tarball) as tar:
         member = next(m for m in tar.getmembers() if m.name.endswith("/install.sh"))

@@ -30,6 +30,7 @@ echo "start-to-exit: $(( (end - start) / 1000000 )) ms, exit status $rc"
 grep -q "^smoke: window shown: title='Continuum'" <<<"$out" || fail "the main window was not shown"
 grep -q "icon=yes" <<<"$out" || fail "the window has no icon (resources not bundled?)"
 grep -q "entry_points=NONE" <<<"$out" && fail "keyring's backend entry points are missing"
+grep -q "mcp=yes" <<<"$out" || fail "the MCP client does not import in this build"
 [ -f "$DATA/data/continuum.sqlite" ] || fail "no continuum.sqlite in the data folder"
 if grep -E "ERROR|Traceback" "$DATA/data/logs/continuum.log" 2>/dev/null; then
   fail "errors in the log"

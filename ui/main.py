@@ -37,13 +37,27 @@ log = logging.getLogger("ui")
 _LOOPS: list[Any] = []
 
 
-class _Version(argparse.Action):
-    """``--version``: the core (and its version) is imported only when asked, not every start."""
+DISTRIBUTION = "continuum-chat"  # the name on the package index (pyproject.toml)
 
-    def __call__(self, parser: argparse.ArgumentParser, *_args: Any, **_kwargs: Any) -> None:
+
+def _version() -> str:
+    """The installed distribution's version (pip, pipx, the bundles); ``app.__version__`` only
+    for a source tree that was never installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:
         from app import __version__
 
-        print(f"Continuum {__version__}")
+        return __version__
+
+
+class _Version(argparse.Action):
+    """``--version``: read from the installed metadata; the core is not imported for it."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: Any, **_kwargs: Any) -> None:
+        print(f"Continuum {_version()}")
         parser.exit()
 
 

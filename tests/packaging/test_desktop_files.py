@@ -11,6 +11,7 @@ import configparser
 import shutil
 import struct
 import subprocess
+import tomllib
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -42,8 +43,9 @@ def test_desktop_file_validates() -> None:
 
 
 def test_metainfo_validates() -> None:
+    # --no-net: the screenshot and homepage URLs are not fetched (no network in tests).
     done = subprocess.run(
-        [_tool("appstreamcli"), "validate", "--no-net", str(METAINFO)],
+        [_tool("appstreamcli"), "validate", "--pedantic", "--no-net", str(METAINFO)],
         capture_output=True,
         text=True,
         timeout=60,
@@ -62,10 +64,17 @@ def test_desktop_and_metainfo_agree() -> None:
     assert component.findtext("id") == APP_ID
     assert component.findtext("launchable") == DESKTOP.name
     assert component.findtext("provides/binary") == "continuum"
-    from app import __version__
-
-    releases = [r.get("version") for r in component.iter("release")]
-    assert __version__ in releases, f'add a <release version="{__version__}"> to {METAINFO.name}'
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "version"
+    ]
+    releases = component.findall("releases/release")
+    assert releases and releases[0].get("version") == version, (
+        f'the newest <release> in {METAINFO.name} must be version="{version}" (pyproject.toml)'
+    )
+    notes = releases[0].find("description")
+    assert notes is not None and len("".join(notes.itertext()).split()) >= 10, "release notes"
+    homepage = component.find("url[@type='homepage']")
+    assert homepage is not None and (homepage.text or "").startswith("https://")
 
 
 @pytest.mark.parametrize("size", SIZES)

@@ -100,7 +100,7 @@ from .storage import (
 from .sync import SyncAgent
 from .tools import FunctionTool, ToolResult, as_tool, tool
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "CANCELLED_TOOL_TEXT",

@@ -145,8 +145,9 @@ def test_installed_wheel_starts(venv: Path) -> None:
         cwd=venv,
         env=_env(),
     ).stdout
-    app_file, ui_file, _core_version = where.split()
+    app_file, ui_file, core_version = where.split()
     assert app_file.startswith(str(venv)) and ui_file.startswith(str(venv)), where
+    assert core_version == VERSION  # what the About box and continuum-chat --version say
 
     out = _run([str(bin_ / "continuum"), "--version"], cwd=venv, env=_env(), timeout=60)
     assert out.stdout.strip() == f"Continuum {VERSION}"

@@ -12,7 +12,7 @@ the journal's ``awaiting_approval``/``started`` states — writing an fsynced si
 The parent reads the child's milestones and sends SIGKILL at a point chosen by a seeded RNG:
 
 =====================  =====================================================================
-``streaming``          after the n-th text piece of step k, plus 0–3 ms
+``streaming``          after the n-th text token of step k, plus 0–3 ms
 ``tool_call_saved``    right after the assistant message with tool calls is committed (0–1 ms)
 ``awaiting_approval``  while the approver holds a call (``awaiting_approval`` is durable)
 ``mid_tool``           after a tool's side effect is durable, while the tool still runs
@@ -317,12 +317,16 @@ class Milestones:
         words = rest.split(" ")
         point, target = self.point, self.target
         if tag == "DELTA":
-            step = int(words[0])
-            self.pieces[step] += 1
+            step_text, _, text = rest.partition(" ")
+            step = int(step_text)
+            # Pieces are counted in the simulator's tokens (words): a provider joins the pieces
+            # that arrive together, so one DELTA may carry several (app.providers.coalesce).
+            before = self.pieces[step]
+            self.pieces[step] += max(1, len(json.loads(text).split()))
             return (
                 point == "streaming"
                 and step == target["step"]
-                and (self.pieces[step] == target["piece"])
+                and before < target["piece"] <= self.pieces[step]
             )
         if tag == "SAVED":
             self.saved += 1

@@ -53,11 +53,11 @@ async def bare(server: LlamaServer, tokens: int) -> tuple[float, float]:
             if "timings" in chunk:
                 own = float(chunk["timings"]["predicted_per_second"])
             for choice in chunk.get("choices", []):
-                if choice.get("delta", {}).get("content"):
+                if content := choice.get("delta", {}).get("content"):
                     now = time.perf_counter()
                     first = first or now
                     last = now
-                    pieces += 1
+                    pieces += len(content.split())  # words: one token each
     return (pieces - 1) / (last - first), own
 
 
@@ -75,7 +75,8 @@ async def agent_rate(server: LlamaServer, tokens: int, db: Path) -> float:
                 now = time.perf_counter()
                 first = first or now
                 last = now
-                pieces += 1
+                # words, not events: pieces that arrive together come as one TEXT_DELTA
+                pieces += len(event.text.split())
         return (pieces - 1) / (last - first)
     finally:
         await model.aclose()

@@ -143,7 +143,7 @@ BLOCK_PATTERNS = {
 
 @pytest.mark.parametrize("unit", list(BLOCK_PATTERNS.values()), ids=list(BLOCK_PATTERNS))
 def test_stable_boundary_cuts_long_blocks(unit: str) -> None:
-    from ui.transcript.markdown import MAX_BLOCK_LINES, stable_boundary
+    from ui.transcript.blocks import MAX_BLOCK_LINES, stable_boundary
 
     text = unit * (MAX_BLOCK_LINES * 10) + unit[0]  # unfinished last line
     boundary = stable_boundary(text)
@@ -152,7 +152,7 @@ def test_stable_boundary_cuts_long_blocks(unit: str) -> None:
 
 
 def test_stable_boundary_cut_table() -> None:
-    from ui.transcript.markdown import MAX_BLOCK_LINES, long_block_cuts, stable_boundary
+    from ui.transcript.blocks import MAX_BLOCK_LINES, long_block_cuts, stable_boundary
 
     n = MAX_BLOCK_LINES
     short_list = "- item\n" * (n - 2) + "\nafter\n"
@@ -213,7 +213,7 @@ def _list_items(chunks: list[QTextDocument]) -> list[str]:
 def test_hostile_block_patterns_show_everything_in_bounded_pieces(unit: str, qtbot: Any) -> None:
     from PySide6.QtWidgets import QApplication
 
-    from ui.transcript.markdown import MAX_BLOCK_LINES
+    from ui.transcript.blocks import MAX_BLOCK_LINES
     from ui.transcript.render import MAX_RENDERED_LINES, MessageRender, update_render
 
     text = unit * (MAX_RENDERED_LINES - 10)
@@ -236,7 +236,7 @@ def test_hostile_block_patterns_show_everything_in_bounded_pieces(unit: str, qtb
 
 
 def test_ordered_list_numbering_survives_a_cut(qtbot: Any) -> None:
-    from ui.transcript.markdown import MAX_BLOCK_LINES
+    from ui.transcript.blocks import MAX_BLOCK_LINES
 
     count = 3 * MAX_BLOCK_LINES
     text = "".join(f"{i}. item {i}\n" for i in range(1, count + 1))
@@ -260,7 +260,7 @@ def test_a_message_over_the_line_limit_is_cut_as_plain_text(qtbot: Any) -> None:
 def test_a_normal_long_document_renders_as_before(qapp: Any) -> None:
     from PySide6.QtWidgets import QApplication
 
-    from ui.transcript.markdown import long_block_cuts
+    from ui.transcript.blocks import long_block_cuts
     from ui.transcript.render import MessageRender, update_render
     from ui.transcript.rows import ItemKind, TranscriptItem
 

@@ -16,8 +16,9 @@ from app import (
     UserMessage,
 )
 from app.resume import CONTINUE_TEXT
+from ui.transcript.blocks import stable_boundary
 from ui.transcript.delegate import TranscriptDelegate
-from ui.transcript.markdown import render_markdown, stable_boundary
+from ui.transcript.markdown import render_markdown
 from ui.transcript.model import ItemKind, ToolState, TranscriptModel
 from ui.transcript.render import _InertDocument
 from ui.transcript.view import TranscriptView

@@ -1,7 +1,7 @@
 """A row document's look: its style sheet (from the theme's tokens and the type and spacing
 scales) and how a row's stacked documents are spaced.
 
-Every block of an answer is a document of its own (:func:`.markdown.block_cuts`); Qt leaves a
+Every block of an answer is a document of its own (:func:`.blocks.block_cuts`); Qt leaves a
 document's outer margins out of its height, so the space between two stacked documents is the
 larger of the two margins that meet (:func:`gaps`) — the way blocks inside one document are
 spaced. Pure Qt text formatting; nothing here builds rows or paints.

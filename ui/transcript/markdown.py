@@ -14,27 +14,13 @@ in µs, linearly, and a block over ``INLINE_BUDGET`` µs is shown as its literal
 every other block of the message still renders as Markdown. Block-level nesting is capped by
 markdown-it's ``maxNesting``.
 
-Streaming: :func:`stable_boundary` finds the end of the last *finished* block (a blank line
-outside a code fence). Text before it never changes its rendering as more tokens arrive, so the
-view renders it once and re-renders only the short tail on every frame. A blank line ends a
-block only once the next line starts at the margin (an indented one continues a list item).
-Every block is its own document (:func:`block_cuts`), streamed or not, so an answer is laid out
-the same while it streams, when it finishes and when it is reopened.
-
-Block-level work is bounded too: markdown-it and Qt spend ~10–120 µs per line of a block (a
-list item, a table row), so 100,000 lines of ``*`` with no blank line between them took 1.3 s
-to parse, every frame, as one unfinished block. Once a block outside a fence has
-``MAX_BLOCK_LINES`` lines it is ended at the next line that can start a block of its own (no
-deeper indent than the block's first line, not a setext underline or table delimiter, not a
-table row), and at ``2 × MAX_BLOCK_LINES`` lines in any case. A list cut there renders as two
-lists (an ordered one keeps its numbers: markdown-it's ``start``); :func:`long_block_cuts` gives
-the same cuts for a finished message, so it renders exactly as it did while streaming.
+Where an answer is cut into blocks (one document each) is :mod:`.blocks`.
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -55,13 +41,10 @@ __all__ = [
     "RenderedHtml",
     "code_style",
     "inline_cost",
-    "MAX_BLOCK_LINES",
     "QUOTE_BARS",
     "is_safe_link",
-    "block_cuts",
-    "long_block_cuts",
     "render_markdown",
-    "stable_boundary",
+    "warm_up",
 ]
 
 COPY_SCHEME = "continuum-copy"
@@ -74,10 +57,6 @@ _MAX_HIGHLIGHT = 200_000
 INLINE_BUDGET = 20_000
 # Characters that open an inline construct markdown-it scans ahead for, with their cost in µs.
 _OPENER_US = {"[": 35, "*": 8, "_": 8, "~": 8, "`": 3, "<": 2, "&": 1, "\\": 1}
-# Lines after which an unfinished block is ended at the next line that may start a block.
-MAX_BLOCK_LINES = 200
-# Characters of a line that may underline a setext heading or delimit a table: never cut above.
-_UNDERLINE = frozenset(" \t|:-=")
 
 
 def inline_cost(text: str) -> int:
@@ -149,6 +128,11 @@ def _md() -> MarkdownIt:
     if not _PARSERS:
         _PARSERS.append(_parser())
     return _PARSERS[0]
+
+
+def warm_up() -> None:
+    """Import and build the Markdown parser now (it is otherwise made on first use)."""
+    _md()
 
 
 _FORMATTERS: dict[bool, HtmlFormatter[str]] = {}
@@ -337,100 +321,3 @@ def render_markdown(text: str, *, dark: bool = False, code_offset: int = 0) -> R
             if rule is None:
                 rules.pop(name, None)
     return RenderedHtml(body, renderer.code_blocks, env.get("plain_blocks", 0))
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" \t"))
-
-
-def _may_start_block(line: str, indent: int) -> bool:
-    """Whether a long block may be cut just before ``line`` without changing what it means."""
-    stripped = line.strip()
-    if _indent(line) > indent or not stripped:
-        return False  # a deeper line continues an item (or would become indented code)
-    if stripped.startswith("|"):
-        return False  # a table row: its table would lose its header
-    return not (set(stripped) <= _UNDERLINE and ("-" in stripped or "=" in stripped))
-
-
-def _boundaries(text: str, start: int) -> Iterator[tuple[int, bool]]:
-    """Each block end in ``text[start:]``: (offset after it, whether it was a forced cut).
-
-    A blank line outside a fence ends a block only once the next line shows it starts at the
-    margin: an indented line after a blank one continues a list item (or an indented code
-    block), and rendering it apart would change what it means. Undecided until then.
-    """
-    in_fence = False
-    fence_marker = ""
-    block_lines = 0
-    block_indent = 0
-    pending = -1  # after the latest blank line, while the line after it is unknown
-    pos = start
-    length = len(text)
-    while pos < length:
-        end = text.find("\n", pos)
-        line = text[pos:] if end < 0 else text[pos:end]
-        if pending >= 0 and line.strip():
-            if line[0] not in " \t":
-                yield pending, False  # the next block starts at the margin
-                block_lines = 0
-            pending = -1
-        if end < 0:
-            break  # the last line is unfinished: it cannot close a block
-        stripped = line.lstrip(" ")
-        if in_fence:
-            if stripped.startswith(fence_marker) and not stripped.strip(fence_marker[0]).strip():
-                in_fence = False
-                block_lines = 0
-                yield end + 1, False  # a closed fence ends a block
-        elif stripped.startswith(("```", "~~~")) and len(line) - len(stripped) < 4:
-            marker = stripped[0]
-            count = len(stripped) - len(stripped.lstrip(marker))
-            in_fence = True
-            fence_marker = marker * count
-        elif not line.strip():
-            pending = end + 1
-        else:
-            if block_lines == 0:
-                block_indent = _indent(line)
-            block_lines += 1
-            if block_lines >= MAX_BLOCK_LINES:
-                # Decide on the whole next line only, so every prefix of a stream cuts alike.
-                after = text.find("\n", end + 1)
-                if after >= 0 and (
-                    block_lines >= 2 * MAX_BLOCK_LINES
-                    or _may_start_block(text[end + 1 : after], block_indent)
-                ):
-                    block_lines = 0
-                    yield end + 1, True
-        pos = end + 1
-
-
-def stable_boundary(text: str, start: int = 0) -> int:
-    """The end of the last finished block in ``text[start:]`` (``start`` if none).
-
-    A block is finished at a blank line outside a fenced code block, or cut once it is long
-    (module docstring); ``start`` must itself be such a boundary (or 0). Cost is proportional
-    to ``len(text) - start``.
-    """
-    boundary = start
-    for end, _forced in _boundaries(text, start):
-        boundary = end
-    return boundary
-
-
-def block_cuts(text: str, start: int = 0) -> list[int]:
-    """Every block end in ``text[start:]`` that :func:`stable_boundary` may return, in order.
-
-    The view renders each block as its own document, cut here, whether the text is streaming,
-    finished or reopened: the cuts depend on the text only, so it looks the same in all three.
-    """
-    return [pos for pos, _forced in _boundaries(text, start)]
-
-
-def long_block_cuts(text: str, start: int = 0) -> list[int]:
-    """Where :func:`stable_boundary` cuts long blocks in ``text[start:]`` (not blank lines).
-
-    Rendering a finished message in pieces at these offsets renders it as it was streamed.
-    """
-    return [pos for pos, forced in _boundaries(text, start) if forced]

@@ -28,8 +28,9 @@ from PySide6.QtGui import (
 from ..theme import LIGHT, SPACE, TYPE_SCALE, Tokens, tokens_for
 from ..token_text import answer_tokens
 from .attachments import add_thumbnails, attachments_html
+from .blocks import block_cuts
 from .document import doc_gaps, document_css, outer_margins, trailing_leading
-from .markdown import block_cuts, render_markdown
+from .markdown import render_markdown
 from .math import attach_math
 from .rows import PREVIOUS_ATTEMPT, ItemKind, ToolState, TranscriptItem, reasoning_label
 
@@ -97,11 +98,14 @@ class _InertDocument(QTextDocument):
     """A document that never fetches anything (images, style sheets, remote or local).
 
     ``margins``: its :func:`outer_margins`, read once when it is built; ``leading``: the
-    space its last line's line height adds under the text (a bubble evens its padding).
+    space its last line's line height adds under the text (a bubble evens its padding);
+    ``continues``: its paragraph goes on in the next document (a long line cut inside,
+    :data:`.blocks.LONG_LINE`), so nothing separates them, on screen or when copied.
     """
 
     margins: tuple[float, float] = (0.0, 0.0)
     leading: float = 0.0
+    continues: bool = False
 
     def loadResource(self, type: int, name: QUrl | str) -> Any:
         return None
@@ -373,7 +377,7 @@ def update_render(
         render.chunks.pop()  # the old tail; the stable chunks stay as they are
     del render.code_blocks[render.stable_code :]
     start = len(render.stable_text)
-    # Every block is a document of its own, cut where streaming cuts it (markdown.block_cuts):
+    # Every block is a document of its own, cut where streaming cuts it (blocks.block_cuts):
     # the same documents whether the text streamed, finished or was reopened, and a frame
     # re-renders only the unfinished tail.
     rendered = 0
@@ -384,7 +388,11 @@ def update_render(
         stable = text[boundary:cut]
         if stable.strip():  # blank lines between blocks are spacing, not documents
             part = render_markdown(stable, dark=render.dark, code_offset=len(render.code_blocks))
-            render.chunks.append(_document(part.html, width, font, css, source=stable))
+            doc = _document(part.html, width, font, css, source=stable)
+            if not stable.endswith("\n"):  # cut inside a long line: the paragraph goes on
+                doc.margins = (doc.margins[0], 0.0)  # type: ignore[attr-defined]
+                doc.continues = True  # type: ignore[attr-defined]
+            render.chunks.append(doc)
             render.code_blocks.extend(part.code_blocks)
             render.stable_plain += part.plain_blocks
         render.stable_text = text[:cut]

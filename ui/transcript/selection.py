@@ -40,6 +40,7 @@ __all__ = [
     "Point",
     "TextSelection",
     "doc_end",
+    "join_continued",
     "join_rows",
     "line_x",
     "plain",
@@ -95,6 +96,20 @@ def join_rows(rows: Iterable[Sequence[str]]) -> str:
     (a document or row with nothing selected) leave no gap."""
     texts = ["\n".join(part for part in docs if part) for docs in rows]
     return "\n\n".join(text for text in texts if text)
+
+
+def join_continued(parts: Sequence[tuple[str, bool]]) -> list[str]:
+    """Documents' texts with ``(text, continues)``: a document whose paragraph goes on in the
+    next one (a long line cut inside) is joined to it by a space, as it was written."""
+    joined: list[str] = []
+    glue = False
+    for text, continues in parts:
+        if glue and joined and text:
+            joined[-1] = f"{joined[-1]} {text}" if joined[-1] else text
+        else:
+            joined.append(text)
+        glue = continues
+    return joined
 
 
 def doc_end(doc: QTextDocument) -> int:
@@ -372,7 +387,11 @@ class TextSelection(QObject):
         for row in range(bounds[0][0], bounds[1][0] + 1):
             docs = self.docs(row)
             spans = row_spans(row, bounds[0], bounds[1], len(docs))
-            rows.append([doc_text(docs[n], *spans[n]) for n in sorted(spans)])
+            parts = [
+                (doc_text(docs[n], *spans[n]), bool(getattr(docs[n], "continues", False)))
+                for n in sorted(spans)
+            ]
+            rows.append(join_continued(parts))
         return join_rows(rows)
 
     def touched_rows(self) -> list[int]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QEvent, QModelIndex, Qt, QUrl, Signal
+from PySide6.QtCore import QEvent, QModelIndex, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QContextMenuEvent,
     QDesktopServices,
@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from .delegate import TranscriptDelegate
+from .markdown import warm_up
 from .model import ItemKind, Roles
 from .scrolling import Scroller
 from .selection import TextSelection
@@ -52,6 +53,7 @@ class TranscriptView(QListView):
         # (Adjust would also relayout every row 100 ms after any height change.)
         self.setResizeMode(QListView.ResizeMode.Fixed)
         self._laid_out_width = -1
+        self._warmed = False  # the Markdown engine is loaded after the first show
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setMouseTracking(True)
@@ -136,6 +138,14 @@ class TranscriptView(QListView):
     def wheelEvent(self, event: Any) -> None:
         if not self.scroller.wheel(event):
             super().wheelEvent(event)
+
+    def showEvent(self, event: Any) -> None:
+        super().showEvent(event)
+        if not self._warmed:
+            # The Markdown engine (~40 ms to import and build) loads on the loop turn after the
+            # transcript is first shown, not in the middle of the first answer's first frame.
+            self._warmed = True
+            QTimer.singleShot(0, warm_up)
 
     def resizeEvent(self, event: Any) -> None:
         super().resizeEvent(event)

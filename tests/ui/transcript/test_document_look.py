@@ -16,9 +16,10 @@ from app import AssistantMessage, UserMessage
 from app.simulator import Reply
 from tests.ui.helpers import until, window_on_simulator
 from ui.theme import DARK, LIGHT, TEXT_PAIRS, Tokens, contrast, palette_for
+from ui.transcript.blocks import block_cuts
 from ui.transcript.document import document_css, gaps
 from ui.transcript.layout import row_geometry
-from ui.transcript.markdown import block_cuts, code_style, render_markdown
+from ui.transcript.markdown import code_style, render_markdown
 from ui.transcript.model import TranscriptModel
 from ui.transcript.render import (
     MessageRender,

@@ -1,0 +1,179 @@
+"""A long prose line (an answer written as one paragraph without a line break) is cut inside,
+at a space before a letter where no inline markup is open, so a frame relays out only its tail;
+the pieces join on screen without a gap and copy back as the line that was written."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from PySide6.QtWidgets import QApplication, QStyleOptionViewItem
+
+from ui.theme import LIGHT, palette_for
+from ui.transcript.blocks import LONG_LINE, block_cuts, plain_line
+from ui.transcript.model import TranscriptModel
+from ui.transcript.render import MessageRender, update_render
+from ui.transcript.rows import ItemKind, TranscriptItem
+from ui.transcript.selection import join_continued
+from ui.transcript.view import TranscriptView
+
+WORDS = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor".split()
+
+
+def prose(words: int, seed: int = 1, vocabulary: list[str] = WORDS) -> str:
+    rng = random.Random(seed)
+    return " ".join(rng.choice(vocabulary) for _ in range(words))
+
+
+@pytest.mark.parametrize(
+    ("line", "prose_line"),
+    [
+        ("Plain words", True),
+        ("   three spaces first", True),  # Markdown ignores up to three
+        ("    four spaces: indented code", False),
+        ('"Quoted" words', True),
+        ("**Bold** start", True),
+        ("_emphasis_ start", True),
+        ("`code` start", True),
+        ("```fence", False),
+        ("* a bullet", False),
+        ("- a bullet", False),
+        ("1. a numbered item", False),
+        ("# a heading", False),
+        ("> a quote", False),
+        ("| a | table |", False),
+        ("<div>html</div>", False),
+        ("***", False),
+        ("_ _ _", False),
+        ("", False),
+    ],
+)
+def test_which_lines_read_as_prose(line: str, prose_line: bool) -> None:
+    assert plain_line(line) is prose_line
+
+
+def test_a_long_line_is_cut_after_a_space_before_a_letter() -> None:
+    text = prose(6_000)
+    cuts = block_cuts(text)
+    assert len(cuts) >= len(text) // (LONG_LINE + 20) - 1 >= 10
+    previous = 0
+    for cut in cuts:
+        assert text[cut - 1] == " " and text[cut].isalpha()
+        assert LONG_LINE < cut - previous < LONG_LINE + 20  # the first fitting space
+        previous = cut
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "- " + prose(2_000),  # a list item: its second half would leave the list
+        "> " + prose(2_000),  # a quote
+        "# " + prose(2_000),  # a heading
+        "    " + prose(2_000),  # indented code
+        "```\n" + prose(2_000) + "\n```\n",  # a fenced block
+        "Intro line\n- item\n" + prose(2_000),  # a lazy line of a list item
+        "see (this " + prose(2_000),  # a bracket that never closes
+        "an *open emphasis " + prose(2_000),
+        "an `open code span " + prose(2_000),
+    ],
+)
+def test_lines_that_are_not_plain_prose_are_never_cut_inside(text: str) -> None:
+    assert len(text) > 3 * LONG_LINE
+    assert all(text[cut - 1] == "\n" for cut in block_cuts(text))
+
+
+def test_markup_closes_before_a_cut() -> None:
+    vocabulary = [*WORDS, "**bold words**", "`x = 1`", "[a link](https://example.org)", "$x^2$"]
+    text = prose(4_000, seed=3, vocabulary=vocabulary)
+    cuts = block_cuts(text)
+    assert len(cuts) >= 3
+    for start, end in zip([0, *cuts], cuts, strict=False):
+        piece = text[start:end]
+        for mark in "*`$":
+            assert piece.count(mark) % 2 == 0
+        assert piece.count("[") == piece.count("]") and piece.count("(") == piece.count(")")
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_cuts_do_not_depend_on_how_much_has_arrived(seed: int) -> None:
+    """Streamed (every prefix), finished, or read again from any cut: the same cuts."""
+    vocabulary = [*WORDS, "(aside)", "*it*", "snake_case", "<b>"]
+    text = prose(5_000, seed=seed, vocabulary=vocabulary) + "\n\nNext paragraph.\n"
+    cuts = block_cuts(text)
+    assert len(cuts) >= 4
+    for end in range(0, len(text), 97):
+        assert block_cuts(text[:end]) == [cut for cut in cuts if cut < end]
+    for start in cuts:
+        assert block_cuts(text, start) == [cut for cut in cuts if cut > start]
+
+
+def _chunks(render: MessageRender) -> list[tuple[str, float, bool]]:
+    return [
+        (doc.toPlainText(), doc.size().height(), getattr(doc, "continues", False))
+        for doc in render.chunks
+    ]
+
+
+def test_a_long_paragraph_streamed_renders_as_when_reopened(qapp: Any) -> None:
+    text = prose(4_000, seed=5) + "\n\nThe end.\n"
+    palette, font = palette_for(LIGHT), QApplication.font()
+    item = TranscriptItem(ItemKind.ASSISTANT, "", streaming=True)
+    streamed = MessageRender(600.0, False)
+    rng = random.Random(7)
+    costs = []
+    pos = 0
+    while pos < len(text):
+        pos = min(len(text), pos + rng.randint(50, 400))
+        item.text = text[:pos]
+        update_render(streamed, item, font, palette)
+        costs.append(streamed.last_rendered_chars)
+    item.streaming = False
+    update_render(streamed, item, font, palette)
+    reopened = MessageRender(600.0, False)
+    update_render(reopened, TranscriptItem(ItemKind.ASSISTANT, text), font, palette)
+    assert _chunks(streamed) == _chunks(reopened)
+    # Each frame laid out only the tail of the line, never the whole paragraph.
+    assert max(costs) < LONG_LINE + 500 < len(text) // 5
+    pieces = reopened.chunks
+    assert len(pieces) >= 5 and all(getattr(doc, "continues", False) for doc in pieces[:-2])
+    # Nothing separates the pieces of one paragraph (a paragraph's 12 px would).
+    assert all(doc.margins[1] == 0.0 for doc in pieces[:-2])  # type: ignore[attr-defined]
+
+
+def test_a_cut_paragraph_copies_as_it_was_written(qapp: Any) -> None:
+    text = prose(2_000, seed=9)
+    model = TranscriptModel()
+    view = TranscriptView()
+    view.setModel(model)
+    view.resize(700, 500)
+    model.append_delta(text)
+    model.finish_streaming()
+    option = QStyleOptionViewItem()
+    view.initViewItemOption(option)
+    option.rect = view.viewport().rect()
+    item = model.item(0)
+    render = view.delegate.render_for(item, view.delegate.width_for(item, option), option)
+    assert len(render.chunks) >= 3
+    view.selection.select_row(0)
+    # The header line, then the paragraph with spaces (not line breaks) where it was cut.
+    assert view.selection.selected_text() == f"Assistant\n{text}"
+
+
+@pytest.mark.parametrize(
+    ("parts", "joined"),
+    [
+        ([], []),
+        ([("a", False), ("b", False)], ["a", "b"]),
+        (
+            [("one", True), ("two", True), ("three", False), ("four", False)],
+            ["one two three", "four"],
+        ),
+        ([("one", True), ("", False)], ["one", ""]),  # nothing selected in the next piece
+        ([("", True), ("two", False)], ["two"]),  # nothing selected in the first
+    ],
+)
+def test_pieces_of_one_paragraph_are_joined_by_a_space(
+    parts: list[tuple[str, bool]], joined: list[str]
+) -> None:
+    assert join_continued(parts) == joined

@@ -24,7 +24,10 @@ frame (~13 ms at 50,000 characters, growing). A prose line (:func:`plain_line`) 
 ``LONG_LINE`` is cut inside, just after a space followed by a letter, where no inline markup
 (emphasis, code, math, link, tag) is open; the view draws the pieces without a gap between them
 and copies them back joined by a space. Lines that are not plain prose (list items, quotes,
-headings, tables, code) are never cut inside.
+headings, tables, code) are not cut at spaces. A run of ``LONG_LINE`` characters without any
+whitespace (outside a code fence) is cut where it reaches that length, whatever the line: no
+prose is written that way, and a hostile answer of 200 KB of ``![`` was otherwise laid out
+whole on every frame (and those pieces copy back joined by nothing).
 """
 
 from __future__ import annotations
@@ -91,6 +94,7 @@ def plain_line(line: str) -> bool:
 
 _MARKS = "".join(_PAIRED) + "".join(left + right for left, right in _BRACKETS)
 _MARK_RE = re.compile("[" + re.escape(_MARKS) + "]")
+_SPACE_RE = re.compile(r"\s")
 
 
 def _balanced(counts: dict[str, int]) -> bool:
@@ -106,35 +110,51 @@ def _count(counts: dict[str, int], text: str, start: int, end: int) -> None:
         counts[mark] += text.count(mark, start, end)
 
 
-def _line_cuts(text: str, start: int, end: int) -> Iterator[int]:
-    """Where a prose line ``text[start:end]`` is cut into pieces of about :data:`LONG_LINE`
-    characters: just after a space followed by a letter, where the piece keeps its inline
-    markup whole. Each cut depends only on the text before it and the letter after it, so
-    every prefix of a stream cuts alike (and a restart at a cut finds the same next cut).
+def _soft_cut(text: str, piece: int, end: int) -> int:
+    """The first place after ``piece + LONG_LINE`` in ``text[:end]`` that is just after a space,
+    before a letter, with every inline mark opened since ``piece`` closed; -1: none yet.
+
     Linear: the marks are counted once as the search moves on, and while the piece is
     unbalanced the search jumps to the next mark (nothing between can balance it)."""
+    counts = dict.fromkeys(_MARKS, 0)
+    counted = piece
+    pos = text.find(" ", piece + LONG_LINE, end)
+    while 0 <= pos < end - 1:
+        after = pos + 1
+        _count(counts, text, counted, after)
+        counted = after
+        if not _balanced(counts):
+            mark = _MARK_RE.search(text, after, end)
+            if mark is None:
+                return -1
+            pos = text.find(" ", mark.start(), end)
+        elif text[after].isalpha():
+            return after
+        else:
+            pos = text.find(" ", after, end)
+    return -1
+
+
+def _line_cuts(text: str, start: int, end: int, prose: bool) -> Iterator[int]:
+    """Where a long line ``text[start:end]`` is cut into pieces of about :data:`LONG_LINE`
+    characters: a prose line (``prose``) at :func:`_soft_cut`; any line where its next
+    ``LONG_LINE`` characters hold no whitespace at all (a run like that is no prose: a blob, a
+    hash, a hostile answer), right there. Each cut depends only on the text before it and the
+    character after it, so every prefix of a stream cuts alike, and a scan restarted at a cut
+    finds the same next cuts (what follows a cut is judged as a line of its own)."""
     piece = start
     while end - piece > LONG_LINE:
-        counts = dict.fromkeys(_MARKS, 0)
-        counted = piece
-        pos = text.find(" ", piece + LONG_LINE, end)
-        while 0 <= pos < end - 1:
-            after = pos + 1
-            _count(counts, text, counted, after)
-            counted = after
-            if not _balanced(counts):
-                mark = _MARK_RE.search(text, after, end)
-                if mark is None:
-                    return
-                pos = text.find(" ", mark.start(), end)
-            elif text[after].isalpha():
-                break
-            else:
-                pos = text.find(" ", after, end)
+        if _SPACE_RE.search(text, piece, piece + LONG_LINE) is None:
+            cut = piece + LONG_LINE
+        elif prose:
+            cut = _soft_cut(text, piece, end)
+            if cut < 0:
+                return
         else:
             return
-        yield pos + 1
-        piece = pos + 1
+        yield cut
+        piece = cut
+        prose = plain_line(text[cut:end])
 
 
 def _boundaries(text: str, start: int) -> Iterator[tuple[int, bool]]:
@@ -163,13 +183,12 @@ def _boundaries(text: str, start: int) -> Iterator[tuple[int, bool]]:
             pending = -1
         if not in_fence and len(line) > LONG_LINE:
             block_prose = (block_prose or block_lines == 0) and plain_line(line)
-            if block_prose:
-                line_end = length if end < 0 else end
-                for cut in _line_cuts(text, pos, line_end):
-                    yield cut, True
-                    block_lines = 0  # the rest of the line starts a block (as after a cut)
-                    pos = cut
-                line = text[pos:line_end]
+            line_end = length if end < 0 else end
+            for cut in _line_cuts(text, pos, line_end, block_prose):
+                yield cut, True
+                block_lines = 0  # the rest of the line starts a block (as after a cut)
+                pos = cut
+            line = text[pos:line_end]
         if end < 0:
             break  # the last line is unfinished: it cannot close a block
         stripped = line.lstrip(" ")

@@ -30,11 +30,12 @@ from ..token_text import answer_tokens
 from .attachments import add_thumbnails, attachments_html
 from .blocks import block_cuts
 from .document import doc_gaps, document_css, outer_margins, trailing_leading
-from .markdown import render_markdown
+from .markdown import RenderedHtml, render_markdown
 from .math import attach_math
 from .rows import PREVIOUS_ATTEMPT, ItemKind, ToolState, TranscriptItem, reasoning_label
 
 __all__ = [
+    "LITERAL_RUN",
     "LONG_RUN",
     "MAX_RENDERED_CHARS",
     "MAX_RENDERED_LINES",
@@ -64,6 +65,9 @@ MAX_RENDERED_LINES = 2_000
 # without a break opportunity (100 KB of "[" took 177 ms to lay out, 200 KB 680 ms); wrapping
 # anywhere is linear. A document whose source has a run longer than this wraps anywhere.
 LONG_RUN = 10_000
+# A block (or piece of a long line) that is one run of more than this many characters without
+# whitespace is shown as written, not as Markdown (see _piece_html).
+LITERAL_RUN = 1_000
 # Rendered rows kept at once (least recently used go first). A rendered row holds Qt text
 # documents (tens of KB each): keeping one per row of a 10,000-message conversation took
 # ~800 MB. Rows without a render are laid out with an estimated height; painting a row renders
@@ -99,13 +103,14 @@ class _InertDocument(QTextDocument):
 
     ``margins``: its :func:`outer_margins`, read once when it is built; ``leading``: the
     space its last line's line height adds under the text (a bubble evens its padding);
-    ``continues``: its paragraph goes on in the next document (a long line cut inside,
-    :data:`.blocks.LONG_LINE`), so nothing separates them, on screen or when copied.
+    ``joiner``: ``None``, or its line goes on in the next document (a long line cut inside,
+    :data:`.blocks.LONG_LINE`): nothing separates them on screen, and they are copied joined
+    by ``joiner`` (the space it was cut after, or nothing in a run without spaces).
     """
 
     margins: tuple[float, float] = (0.0, 0.0)
     leading: float = 0.0
-    continues: bool = False
+    joiner: str | None = None
 
     def loadResource(self, type: int, name: QUrl | str) -> Any:
         return None
@@ -387,11 +392,11 @@ def update_render(
             continue
         stable = text[boundary:cut]
         if stable.strip():  # blank lines between blocks are spacing, not documents
-            part = render_markdown(stable, dark=render.dark, code_offset=len(render.code_blocks))
+            part = _piece_html(stable, render.dark, len(render.code_blocks))
             doc = _document(part.html, width, font, css, source=stable)
-            if not stable.endswith("\n"):  # cut inside a long line: the paragraph goes on
+            if not stable.endswith("\n"):  # cut inside a long line: the line goes on
                 doc.margins = (doc.margins[0], 0.0)  # type: ignore[attr-defined]
-                doc.continues = True  # type: ignore[attr-defined]
+                doc.joiner = " " if stable[-1:].isspace() else ""  # type: ignore[attr-defined]
             render.chunks.append(doc)
             render.code_blocks.extend(part.code_blocks)
             render.stable_plain += part.plain_blocks
@@ -403,11 +408,20 @@ def update_render(
     render.tail = bool(tail.strip()) or not render.chunks
     render.plain_blocks = render.stable_plain
     if render.tail:
-        part = render_markdown(tail, dark=render.dark, code_offset=len(render.code_blocks))
+        part = _piece_html(tail, render.dark, len(render.code_blocks))
         render.chunks.append(_document(part.html, width, font, css, source=tail))
         render.code_blocks.extend(part.code_blocks)
         render.plain_blocks += part.plain_blocks
     render.last_rendered_chars = rendered + len(tail)
+
+
+def _piece_html(source: str, dark: bool, code_offset: int) -> RenderedHtml:
+    """One block (or piece of a long line) as HTML: Markdown, except a run of more than
+    :data:`LITERAL_RUN` characters without whitespace, shown as written (no prose is written
+    that way, and the Markdown of 3,000 characters of ``*a`` cost ~40 ms a frame)."""
+    if len(source) > LITERAL_RUN and source.split() == [source]:
+        return RenderedHtml(f"<p>{html.escape(source)}</p>", [], 1)
+    return render_markdown(source, dark=dark, code_offset=code_offset)
 
 
 class RenderCache(OrderedDict[int, MessageRender]):

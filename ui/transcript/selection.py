@@ -98,17 +98,18 @@ def join_rows(rows: Iterable[Sequence[str]]) -> str:
     return "\n\n".join(text for text in texts if text)
 
 
-def join_continued(parts: Sequence[tuple[str, bool]]) -> list[str]:
-    """Documents' texts with ``(text, continues)``: a document whose paragraph goes on in the
-    next one (a long line cut inside) is joined to it by a space, as it was written."""
+def join_continued(parts: Sequence[tuple[str, str | None]]) -> list[str]:
+    """Documents' texts with ``(text, joiner)``: a document whose line goes on in the next one
+    (a long line cut inside; ``joiner`` is not ``None``) is joined to it by ``joiner`` — the
+    space it was cut after, or nothing — as it was written."""
     joined: list[str] = []
-    glue = False
-    for text, continues in parts:
-        if glue and joined and text:
-            joined[-1] = f"{joined[-1]} {text}" if joined[-1] else text
+    glue: str | None = None
+    for text, joiner in parts:
+        if glue is not None and joined and text:
+            joined[-1] = f"{joined[-1]}{glue}{text}" if joined[-1] else text
         else:
             joined.append(text)
-        glue = continues
+        glue = joiner
     return joined
 
 
@@ -388,7 +389,7 @@ class TextSelection(QObject):
             docs = self.docs(row)
             spans = row_spans(row, bounds[0], bounds[1], len(docs))
             parts = [
-                (doc_text(docs[n], *spans[n]), bool(getattr(docs[n], "continues", False)))
+                (doc_text(docs[n], *spans[n]), getattr(docs[n], "joiner", None))
                 for n in sorted(spans)
             ]
             rows.append(join_continued(parts))

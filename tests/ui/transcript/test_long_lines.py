@@ -18,6 +18,7 @@ from ui.transcript.rows import ItemKind, TranscriptItem
 from ui.transcript.selection import join_continued
 from ui.transcript.view import TranscriptView
 
+LIGHT_P = palette_for(LIGHT)
 WORDS = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor".split()
 
 
@@ -74,6 +75,7 @@ def test_a_long_line_is_cut_after_a_space_before_a_letter() -> None:
         "```\n" + prose(2_000) + "\n```\n",  # a fenced block
         "Intro line\n- item\n" + prose(2_000),  # a lazy line of a list item
         "see (this " + prose(2_000),  # a bracket that never closes
+        "- item " + "x" * 10_000,  # a run, but not from where the list item's line starts
         "an *open emphasis " + prose(2_000),
         "an `open code span " + prose(2_000),
     ],
@@ -81,6 +83,16 @@ def test_a_long_line_is_cut_after_a_space_before_a_letter() -> None:
 def test_lines_that_are_not_plain_prose_are_never_cut_inside(text: str) -> None:
     assert len(text) > 3 * LONG_LINE
     assert all(text[cut - 1] == "\n" for cut in block_cuts(text))
+
+
+@pytest.mark.parametrize("unit", ["![", "[", "`", "*a", "x"])
+def test_a_run_without_whitespace_is_cut_at_its_length(unit: str) -> None:
+    text = unit * (5 * LONG_LINE // len(unit))
+    cuts = block_cuts(text)
+    assert cuts == list(range(LONG_LINE, len(text), LONG_LINE))
+    assert block_cuts(text[: 2 * LONG_LINE + 1]) == cuts[:2]  # decided as soon as it is seen
+    for start in cuts:
+        assert block_cuts(text, start) == [cut for cut in cuts if cut > start]
 
 
 def test_markup_closes_before_a_cut() -> None:
@@ -110,7 +122,7 @@ def test_cuts_do_not_depend_on_how_much_has_arrived(seed: int) -> None:
 
 def _chunks(render: MessageRender) -> list[tuple[str, float, bool]]:
     return [
-        (doc.toPlainText(), doc.size().height(), getattr(doc, "continues", False))
+        (doc.toPlainText(), doc.size().height(), getattr(doc, "joiner", None) is not None)
         for doc in render.chunks
     ]
 
@@ -136,13 +148,13 @@ def test_a_long_paragraph_streamed_renders_as_when_reopened(qapp: Any) -> None:
     # Each frame laid out only the tail of the line, never the whole paragraph.
     assert max(costs) < LONG_LINE + 500 < len(text) // 5
     pieces = reopened.chunks
-    assert len(pieces) >= 5 and all(getattr(doc, "continues", False) for doc in pieces[:-2])
+    assert len(pieces) >= 5 and all(getattr(doc, "joiner", None) is not None for doc in pieces[:-2])
     # Nothing separates the pieces of one paragraph (a paragraph's 12 px would).
     assert all(doc.margins[1] == 0.0 for doc in pieces[:-2])  # type: ignore[attr-defined]
 
 
-def test_a_cut_paragraph_copies_as_it_was_written(qapp: Any) -> None:
-    text = prose(2_000, seed=9)
+@pytest.mark.parametrize("text", [prose(2_000, seed=9), "![" * 5_000])
+def test_a_cut_line_copies_as_it_was_written(text: str, qapp: Any) -> None:
     model = TranscriptModel()
     view = TranscriptView()
     view.setModel(model)
@@ -164,16 +176,34 @@ def test_a_cut_paragraph_copies_as_it_was_written(qapp: Any) -> None:
     ("parts", "joined"),
     [
         ([], []),
-        ([("a", False), ("b", False)], ["a", "b"]),
+        ([("a", None), ("b", None)], ["a", "b"]),
         (
-            [("one", True), ("two", True), ("three", False), ("four", False)],
+            [("one", " "), ("two", " "), ("three", None), ("four", None)],
             ["one two three", "four"],
         ),
-        ([("one", True), ("", False)], ["one", ""]),  # nothing selected in the next piece
-        ([("", True), ("two", False)], ["two"]),  # nothing selected in the first
+        ([("![![", ""), ("![", None)], ["![![!["]),  # a run cut without a space
+        ([("one", " "), ("", None)], ["one", ""]),  # nothing selected in the next piece
+        ([("", " "), ("two", None)], ["two"]),  # nothing selected in the first
     ],
 )
-def test_pieces_of_one_paragraph_are_joined_by_a_space(
-    parts: list[tuple[str, bool]], joined: list[str]
+def test_pieces_of_one_line_are_joined_as_written(
+    parts: list[tuple[str, str | None]], joined: list[str]
 ) -> None:
     assert join_continued(parts) == joined
+
+
+@pytest.mark.parametrize(
+    ("text", "literal"),
+    [
+        ("*a" * 600, True),  # a 1,200-character run: shown as written, not 600 emphases
+        ("*a" * 400, False),  # short enough for Markdown
+        ("**bold**", False),
+        ("*a* " * 300, False),  # has spaces: Markdown (emphasis)
+    ],
+)
+def test_a_long_run_without_whitespace_is_shown_as_written(text: str, literal: bool) -> None:
+    render = MessageRender(600.0, False)
+    update_render(render, TranscriptItem(ItemKind.ASSISTANT, text), QApplication.font(), LIGHT_P)
+    shown = "".join(doc.toPlainText() for doc in render.chunks)
+    assert (shown == text) is literal
+    assert (render.plain_blocks == 1) is literal

@@ -10,7 +10,6 @@ missing libraries and the command that installs them (Debian/Ubuntu apt, Fedora 
 
 from __future__ import annotations
 
-import ctypes
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -67,6 +66,8 @@ def uses_xcb(env: Mapping[str, str], platform: str, argv: Sequence[str] = ()) ->
 
 
 def _load(soname: str) -> object:
+    import ctypes  # only when xcb is used: the import is ~3 ms of a cold start
+
     return ctypes.CDLL(soname)
 
 

@@ -131,6 +131,15 @@ def streaming(quick: bool) -> tuple[list[Row], Any]:
             label,
         ),
         _row(
+            f"stream {tokens:,} tokens: CPU time of this process",
+            app["cpu_seconds"] * 1000,
+            ref["cpu_seconds"] * 1000,
+            "ms",
+            "≤ 1.25× (a rate ≥ 0.8×)",
+            app["cpu_seconds"] <= 1.25 * ref["cpu_seconds"],
+            label,
+        ),
+        _row(
             f"stream {tokens:,} tokens: longest loop stall",
             app["longest_stall_ms"],
             ref["longest_stall_ms"],

@@ -38,6 +38,7 @@ async def _reference(base_url: str, tokens: int) -> dict[str, float]:
     async with httpx.AsyncClient(timeout=None) as client:
         probe.start()
         started = time.perf_counter()
+        cpu = time.process_time()
         events = 0
         async with aconnect_sse(
             client, "POST", base_url + "/chat/completions", json=body
@@ -45,11 +46,13 @@ async def _reference(base_url: str, tokens: int) -> dict[str, float]:
             async for _event in source.aiter_sse():
                 events += 1
         elapsed = time.perf_counter() - started
+        cpu = time.process_time() - cpu
         probe.stop()
     assert events >= tokens, (events, tokens)
     return {
         "tokens_per_s": tokens / elapsed,
         "seconds": elapsed,
+        "cpu_seconds": cpu,
         "longest_stall_ms": probe.longest_ms,
     }
 
@@ -90,11 +93,13 @@ async def _app(base_url: str, tokens: int) -> dict[str, float]:
         probe.start()
         painting[0] = True
         started = time.perf_counter()
+        cpu = time.process_time()
         assert window.controller.send("go")
         task = window.controller.task
         assert task is not None
         await task
         elapsed = time.perf_counter() - started
+        cpu = time.process_time() - cpu
         painting[0] = False
         probe.stop()
         await asyncio.wait_for(finished, 15)  # its follow-up (Resume bar refresh) is done
@@ -115,6 +120,7 @@ async def _app(base_url: str, tokens: int) -> dict[str, float]:
     return {
         "tokens_per_s": tokens / elapsed,
         "seconds": elapsed,
+        "cpu_seconds": cpu,
         "longest_stall_ms": probe.longest_ms,
         "stall_p99_ms": probe.percentile_ms(0.99),
         "frames": len(frames),
@@ -136,6 +142,9 @@ def measure(tokens: int = 20_000) -> dict[str, Any]:
                 "app": app,
                 "httpx_sse": reference,
                 "rate_ratio": app["tokens_per_s"] / reference["tokens_per_s"],
+                # CPU seconds of this process for the same stream (the reference's over the
+                # app's): what the app adds, less disturbed by other work on a shared machine.
+                "cpu_ratio": reference["cpu_seconds"] / app["cpu_seconds"],
             }
 
         result: dict[str, Any] = run_qt(both)

@@ -247,16 +247,25 @@ def test_ordered_list_numbering_survives_a_cut(qtbot: Any) -> None:
     assert _list_items(render.chunks) == [f"{i}.item {i}" for i in range(1, count + 1)]
 
 
-def test_a_message_over_the_line_limit_is_cut_as_plain_text(qtbot: Any) -> None:
-    from ui.transcript.render import MAX_RENDERED_LINES, shown_end
+def test_a_message_over_the_line_limit_is_cut_with_a_note(qtbot: Any) -> None:
+    from PySide6.QtWidgets import QApplication
 
-    text = "*\n" * (MAX_RENDERED_LINES + 500)
-    assert shown_end(text) == 2 * MAX_RENDERED_LINES
+    from ui.transcript.render import MAX_RENDERED_LINES, MessageRender, shown_end, update_render
+    from ui.transcript.rows import ItemKind, TranscriptItem
+
+    text = "word\n" * (MAX_RENDERED_LINES + 500)
+    assert shown_end(text) == 5 * MAX_RENDERED_LINES
     assert shown_end("word " * 1000) == 5000
     _model, render = _streamed(qtbot, text, 5000)
-    assert render.cut and len(render.chunks) == 2
-    assert render.chunks[0].toPlainText() == text[: 2 * MAX_RENDERED_LINES].rstrip("\n")
-    assert "1,000 more characters" in render.chunks[1].toPlainText()
+    assert render.cut and render.shown_chars == 5 * MAX_RENDERED_LINES
+    shown = "\n".join(doc.toPlainText() for doc in render.chunks[:-1])
+    assert shown.split() == ["word"] * MAX_RENDERED_LINES  # the first 2,000 lines, no more
+    assert "2,500 more characters" in render.chunks[-1].toPlainText()
+    # The same as when the finished message is shown again.
+    reopened = MessageRender(render.width, False)
+    update_render(reopened, TranscriptItem(ItemKind.ASSISTANT, text), QApplication.font(),
+                  QApplication.palette())  # fmt: skip
+    assert [d.toPlainText() for d in reopened.chunks] == [d.toPlainText() for d in render.chunks]
 
 
 def test_a_normal_long_document_renders_as_before(qapp: Any) -> None:

@@ -4,7 +4,7 @@ Each row is drawn from a :class:`MessageRender`, a short stack of ``QTextDocumen
 streaming answer keeps its finished blocks as rendered chunks and re-renders only the unfinished
 tail each frame, so the cost of a frame does not grow with the answer's length; a finished answer
 is rendered in the same pieces (long blocks cut where streaming cut them). What one row shows is
-bounded in characters and in lines (beyond either, plain text cut with a note). An answer's
+bounded in characters and in lines (beyond either, cut with a note). An answer's
 reasoning is its own small document under the header: a toggle line ("▸ Thought for 3 s") and,
 when open, the reasoning as escaped plain text (never Markdown), rebuilt only when it changes.
 Documents never load resources (``loadResource`` returns nothing).
@@ -54,8 +54,10 @@ __all__ = [
 ]
 
 TOGGLE_SCHEME = "continuum-toggle"
-# Beyond this a message is shown as plain text, cut, with a note: a 10 MB paste must not stall
-# the UI for seconds in the Markdown parser (the full text is saved and exported unchanged).
+# Beyond this a message is cut, with a note: a 10 MB paste must not stall the UI for seconds in
+# the Markdown parser (the full text is saved and exported unchanged). What is shown keeps its
+# pieces as they streamed, so crossing the limit mid-stream re-renders nothing (it used to
+# switch to one plain-text document of 100,000 characters: ~25 ms in one frame).
 MAX_RENDERED_CHARS = 100_000
 # ... and beyond this many lines: markdown-it and Qt cost ~10-30 µs per line of list items,
 # so 100,000 characters of "*\n" took ~0.7 s to show again. 2,000 lines of them cost ~30 ms,
@@ -171,7 +173,8 @@ class MessageRender:
     plain_blocks: int = 0  # ... in the whole message (shown as literal text; tests, bench)
     version: int = -1
     last_rendered_chars: int = 0  # how much Markdown the latest update parsed (tests, bench)
-    cut: bool = False  # shown as plain text cut at MAX_RENDERED_CHARS (chunks: text, note)
+    cut: bool = False  # cut at MAX_RENDERED_CHARS/_LINES: the last chunk is the note
+    shown_chars: int = 0  # how much of the text the chunks show
     tail: bool = False  # the last chunk is the unfinished tail (re-rendered on each update)
 
     def docs(self) -> list[QTextDocument]:
@@ -348,33 +351,18 @@ def update_render(
         render.stable_text, render.stable_code, render.stable_plain = "", 0, 0
         render.plain_blocks = 0
         return
-    text = item.text
-    end = shown_end(text)
-    if end < len(text):
-        more = len(text) - end
-        note = _document(
-            f"<p><i>… {more:,} more characters (saved in full; export the "
-            "conversation to see them)</i></p>",
-            width,
-            font,
-            css,
-        )
-        shown = text[:end]
-        if render.cut and len(render.chunks) == 2 and render.stable_text == shown:
-            # Still growing past the cut (a long stream): the shown part is unchanged;
-            # only the count in the note changes. Re-rendering 100k characters per frame
-            # stalled the loop for ~40 ms.
-            render.chunks[1] = note
+    full = item.text
+    end = shown_end(full)
+    text = full[:end] if end < len(full) else full  # what the row shows (as Markdown)
+    if render.cut:
+        if end < len(full) and end == render.shown_chars and text.startswith(render.stable_text):
+            # Still growing past the cut (a long stream): what is shown is unchanged; only the
+            # count in the note changes.
+            render.chunks[-1] = _more_note(len(full) - end, width, font, css)
             render.last_rendered_chars = 0
             return
-        body = f'<pre style="white-space: pre-wrap;">{html.escape(shown)}</pre>'
-        render.chunks = [_document(body, width, font, css, source=shown), note]
-        render.stable_text, render.code_blocks, render.stable_code = shown, [], 0
-        render.cut = True
-        render.last_rendered_chars = end
-        return
-    if render.cut:
-        render.chunks, render.stable_text, render.cut = [], "", False
+        render.chunks.pop()  # the note
+        render.cut = False
     if not render.chunks or not text.startswith(render.stable_text):
         render.chunks, render.code_blocks = [], []
         render.stable_text, render.stable_code, render.stable_plain = "", 0, 0
@@ -413,6 +401,22 @@ def update_render(
         render.code_blocks.extend(part.code_blocks)
         render.plain_blocks += part.plain_blocks
     render.last_rendered_chars = rendered + len(tail)
+    render.shown_chars = end
+    if end < len(full):
+        # Cut: the first MAX_RENDERED_CHARS (or _LINES) as they streamed, then a note. The
+        # pieces shown so far stay: crossing the limit re-renders nothing.
+        render.chunks.append(_more_note(len(full) - end, width, font, css))
+        render.cut = True
+
+
+def _more_note(more: int, width: float, font: QFont, css: str) -> QTextDocument:
+    return _document(
+        f"<p><i>… {more:,} more characters (saved in full; export the conversation to see "
+        "them)</i></p>",
+        width,
+        font,
+        css,
+    )
 
 
 def _piece_html(source: str, dark: bool, code_offset: int) -> RenderedHtml:

@@ -207,3 +207,32 @@ def test_a_long_run_without_whitespace_is_shown_as_written(text: str, literal: b
     shown = "".join(doc.toPlainText() for doc in render.chunks)
     assert (shown == text) is literal
     assert (render.plain_blocks == 1) is literal
+
+
+def test_crossing_the_shown_limit_mid_stream_re_renders_nothing(qapp: Any) -> None:
+    """Past MAX_RENDERED_CHARS the row keeps the pieces it streamed and adds a note; the
+    finished message, shown again, has the same pieces and note."""
+    from ui.transcript.render import MAX_RENDERED_CHARS
+
+    text = prose(20_000, seed=11)
+    assert len(text) > MAX_RENDERED_CHARS * 1.1
+    font = QApplication.font()
+    item = TranscriptItem(ItemKind.ASSISTANT, "", streaming=True)
+    render = MessageRender(600.0, False)
+    first_piece = None
+    costs: list[int] = []
+    for end in range(2_000, len(text) + 2_000, 2_000):
+        item.text = text[:end]
+        update_render(render, item, font, LIGHT_P)
+        costs.append(render.last_rendered_chars)
+        if first_piece is None and len(render.chunks) > 2:
+            first_piece = render.chunks[0]
+    assert render.cut and render.chunks[0] is first_piece  # never rebuilt
+    assert max(costs) < LONG_LINE + 2_500  # no frame rendered the whole shown part
+    assert "more characters" in render.chunks[-1].toPlainText()
+    reopened = MessageRender(600.0, False)
+    update_render(reopened, TranscriptItem(ItemKind.ASSISTANT, text), font, LIGHT_P)
+    assert _chunks(reopened) == _chunks(render)
+    shown = " ".join(doc.toPlainText() for doc in render.chunks[:-1])
+    assert render.shown_chars == MAX_RENDERED_CHARS
+    assert shown.split() == text[:MAX_RENDERED_CHARS].split()

@@ -65,6 +65,7 @@ from .errors import error_from_event
 from .options import openai_fields
 from .sse import event_json
 from .vision import check_images, images_refused, refused_images
+from .vision import reads_images as model_reads_images
 from .whole import openai_events
 
 __all__ = ["FINISH_REASONS", "OpenAICompatibleModel", "OpenAIStreamParser"]
@@ -362,7 +363,12 @@ class OpenAICompatibleModel(HTTPModel):
         """The JSON body sent for ``request`` (public so tests and tools can inspect it)."""
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": openai_messages(request.messages, request.system_prompt),
+            "messages": openai_messages(
+                request.messages,
+                request.system_prompt,
+                reads_images=model_reads_images(self.model, self.reads_images),
+                model=self.model,
+            ),
             "stream": True,
         }
         if self._sends_stream_options(self._completions_url()):

@@ -40,6 +40,7 @@ from typing import Any, Final, TypeVar, overload
 from ..errors import ToolArgumentError
 from ..messages import ToolCall, ToolOutcome
 from ..model import ToolSpec
+from ..parts import ImagePart
 from .schema import check_arguments, parameters_schema, parse_docstring
 
 __all__ = [
@@ -79,12 +80,14 @@ class ToolResult:
 
     ``outcome`` is set where ``success`` alone would mislead (a sync call that outlived Stop
     and may still complete is ``MAY_HAVE_RUN``); ``None`` means "done" or "failed" by
-    ``success``.
+    ``success``. ``images``: images the tool returned (an MCP server's image content), with
+    their bytes; ``content`` names each one.
     """
 
     content: str
     success: bool = True
     outcome: ToolOutcome | None = None
+    images: tuple[ImagePart, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -60,7 +60,7 @@ from ..model import (
 from ..profiles import Parameters
 from .base import DEFAULT_TIMEOUT, HTTPModel, model_ids
 from .coalesce import coalesced
-from .convert import openai_messages, openai_tools
+from .convert import has_images, openai_messages, openai_tools
 from .errors import error_from_event
 from .options import openai_fields
 from .sse import event_json
@@ -390,10 +390,12 @@ class OpenAICompatibleModel(HTTPModel):
 
     def stream(self, request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
         check_images(request.messages, self.model, self.provider, self.reads_images)
-        return coalesced(self._stream(self._completions_url(), self.request_body(request)))
+        body = self.request_body(request)
+        tools_only = not has_images(request.messages)  # any image sent then is a tool's
+        return coalesced(self._stream(self._completions_url(), body, tools_only=tools_only))
 
     async def _stream(
-        self, url: str, body: dict[str, Any]
+        self, url: str, body: dict[str, Any], *, tools_only: bool = False
     ) -> AsyncGenerator[list[ModelEvent], None]:
         started = False
         try:
@@ -403,7 +405,7 @@ class OpenAICompatibleModel(HTTPModel):
             return
         except ProviderBadRequestError as err:
             if not started and _sends_images(body) and refused_images(str(err)):
-                raise images_refused(self.model, self.provider, err) from err
+                raise images_refused(self.model, self.provider, err, tools_only=tools_only) from err
             if started or self.stream_options is not None or not _refuses_stream_options(err, body):
                 raise
             self._refused_stream_options.add(url)

@@ -20,6 +20,7 @@ import pytest
 
 from app import EventType, ProviderAuthError, ResumeKind, ToolMessage
 from app.model import Model
+from app.parts import ImagesNotReadError
 from app.providers.anthropic import AnthropicModel
 from app.providers.openai import OpenAICompatibleModel
 from app.services import AppServices, McpServerConfig
@@ -237,3 +238,22 @@ async def test_resume_rebuilds_the_same_request_from_the_database_and_runs_no_to
     finally:
         await again.close()
     assert _calls(tmp_path) == ["shot"]  # the tool ran once
+
+
+async def test_a_server_refusing_a_tools_image_is_explained_and_another_model_goes_on(
+    services: AppServices, tmp_path: Path
+) -> None:
+    # "llava" reads images by the names' table, but this server says it cannot ("text").
+    _use(services, "openai", "llava-text")
+    session = await services.new_session()
+    _sim(services).enqueue(SHOT_CALL)
+    with pytest.raises(ImagesNotReadError, match="refused the images a tool returned") as err:
+        _ = [e async for e in services.stream(session.id, ASK)]
+    assert "Choose another model" in str(err.value) and "remove" not in str(err.value)
+    # Resumed with a model not known to read images: the text alone, and the tool not rerun.
+    other = OpenAICompatibleModel(_sim(services).openai_base_url, "sim-echo")
+    _sim(services).enqueue(Reply(text="Done."))
+    events = [e async for e in services.stream_resume(session.id, model=other)]
+    assert events[-1].type is EventType.RUN_COMPLETED, events[-1]
+    assert "image_url" not in json.dumps(_last_body(services))
+    assert _calls(tmp_path) == ["shot"]

@@ -107,6 +107,10 @@ def export_markdown(
                 fence(message.content),
                 "",
             ]
+            if message.images:
+                count = len(message.images)
+                noun = "image" if count == 1 else f"{count} images"
+                lines += [f"*[The tool's {noun}: in the JSON export]*", ""]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -128,7 +132,8 @@ def _user_lines(content: str | tuple[TextPart | ImagePart | FilePart, ...]) -> l
 
 
 def attachment_digests(records: Sequence[StoredMessage]) -> list[str]:
-    """The digests of every image and file the messages refer to, each once, sorted."""
+    """The digests of every image and file the messages refer to (tools' images too), each
+    once, sorted."""
     found = {
         part.digest
         for r in records
@@ -136,6 +141,12 @@ def attachment_digests(records: Sequence[StoredMessage]) -> list[str]:
         for part in r.message.content
         if isinstance(part, ImagePart | FilePart)
     }
+    found.update(
+        image.digest
+        for r in records
+        if isinstance(r.message, ToolMessage)
+        for image in r.message.images
+    )
     return sorted(found)
 
 

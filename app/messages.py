@@ -256,6 +256,9 @@ class ToolMessage:
     ``outcome`` says what became of the call (``None``: not recorded, e.g. a message saved
     before outcomes existed; read ``success`` and the text then). It is for the host's
     display only, so it takes no part in equality: the model sees the same answer either way.
+    ``images`` are the images the tool returned (stored like a person's, by digest; equal by
+    digest, never by bytes); ``content`` names each of them, so text-only paths read sensibly.
+    Which of them a model is sent is decided per request (:mod:`app.providers.tool_images`).
     """
 
     tool_call_id: str
@@ -263,10 +266,19 @@ class ToolMessage:
     content: str
     success: bool = True
     outcome: ToolOutcome | None = field(default=None, kw_only=True, compare=False)
+    images: tuple[ImagePart, ...] = field(default=(), kw_only=True)
 
     def __post_init__(self) -> None:
         if self.outcome is not None:  # its word is accepted too
             object.__setattr__(self, "outcome", ToolOutcome(self.outcome))
+        if self.images:
+            images = tuple(self.images)
+            for image in images:
+                if not isinstance(image, ImagePart):
+                    raise MessageFormatError(
+                        f"a tool result's images must be ImageParts: {image!r:.80}"
+                    )
+            object.__setattr__(self, "images", images)
 
 
 Message: TypeAlias = UserMessage | InternalMessage | AssistantMessage | ToolMessage
@@ -319,6 +331,8 @@ def message_to_dict(message: Message) -> dict[str, Any]:
         data["success"] = message.success
         if message.outcome is not None:
             data["outcome"] = message.outcome.value
+        if message.images:  # absent when none: older rows and readers stay as they were
+            data["images"] = [part_to_dict(image) for image in message.images]
     return data
 
 
@@ -381,6 +395,16 @@ def _user_content(value: Any) -> Content:
         except (ValueError, TypeError) as err:
             raise MessageFormatError(f"a user message part cannot be read: {err}") from err
     return tuple(parts)
+
+
+def _tool_images(value: Any) -> tuple[ImagePart, ...]:
+    """A tool result's stored images; absent (a row written before them) is ``()``."""
+    if value is None:
+        return ()
+    parts = _user_content(value) if isinstance(value, list) else None
+    if parts is None or not all(isinstance(p, ImagePart) for p in parts):
+        raise MessageFormatError(f"tool message field 'images' must list images, got {value!r:.80}")
+    return tuple(p for p in parts if isinstance(p, ImagePart))
 
 
 def _outcome(value: Any) -> ToolOutcome | None:
@@ -449,6 +473,7 @@ def message_from_dict(data: Mapping[str, Any]) -> Message:
             content=_str(data, "content"),
             success=success,
             outcome=_outcome(data.get("outcome")),
+            images=_tool_images(data.get("images")),
         )
     raise MessageFormatError(f"unknown message type {kind!r}")
 

@@ -140,5 +140,10 @@ class ToolRound:
         result = await tool.invoke(call)
         outcome = result.outcome or (ToolOutcome.DONE if result.success else ToolOutcome.FAILED)
         return ToolMessage(
-            call.id, call.name, result.content, success=result.success, outcome=outcome
+            call.id,
+            call.name,
+            result.content,
+            success=result.success,
+            outcome=outcome,
+            images=result.images,
         )

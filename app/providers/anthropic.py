@@ -52,6 +52,7 @@ from .errors import error_from_event
 from .options import anthropic_fields
 from .sse import event_json
 from .vision import check_images
+from .vision import reads_images as model_reads_images
 from .whole import anthropic_events
 
 __all__ = [
@@ -339,7 +340,11 @@ class AnthropicModel(HTTPModel):
         body: dict[str, Any] = {
             "model": self.model,
             "max_tokens": request.max_output_tokens or self.max_tokens,
-            "messages": anthropic_messages(request.messages),
+            "messages": anthropic_messages(
+                request.messages,
+                reads_images=model_reads_images(self.model, self.reads_images),
+                model=self.model,
+            ),
             "stream": True,
         }
         if request.system_prompt:

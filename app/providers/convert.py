@@ -24,6 +24,11 @@ spells a turn. Rules that both formats need:
   never sent, and a step with reasoning only (no text, no calls) sends nothing, since Anthropic
   refuses an assistant turn that ends with thinking. OpenAI-compatible servers get none
   (DeepSeek refuses ``reasoning_content`` in the history).
+- A tool result's images (:mod:`app.providers.tool_images` decides which are sent: only to a
+  model known to read images; otherwise its text says why not). Anthropic: the ``tool_result``
+  content becomes a list, its text and then ``image`` blocks. OpenAI-compatible ``tool`` turns
+  carry text only, so the images of one round's results go in one ``user`` turn right after
+  the round's last tool turn, each result's images after a line naming its call.
 - A user message of parts (:mod:`app.parts`): images go as OpenAI ``image_url`` parts with a
   ``data:`` URL, or as Anthropic base64 ``image`` blocks; a file goes as a text part that names
   it (:func:`~app.parts.file_prompt`). An OpenAI-compatible message without images is sent as
@@ -58,6 +63,7 @@ from ..parts import (
     content_parts,
     file_prompt,
 )
+from .tool_images import numbered, tool_images
 
 __all__ = [
     "FAILED_TOOL_PREFIX",
@@ -93,7 +99,8 @@ def _arguments_json(arguments: dict[str, Any]) -> str:
 
 
 def has_images(messages: Sequence[Message]) -> bool:
-    """True when some user message of ``messages`` holds an image."""
+    """True when some user message of ``messages`` holds an image (the person's: a tool's
+    images never count, see :mod:`app.providers.tool_images`)."""
     return any(
         isinstance(m, UserMessage)
         and not isinstance(m.content, str)
@@ -119,8 +126,7 @@ def _openai_user_content(parts: Sequence[Part]) -> str | list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for part in parts:
         if isinstance(part, ImagePart):
-            url = f"data:{part.media_type};base64,{_image_base64(part)}"
-            out.append({"type": "image_url", "image_url": {"url": url}})
+            out.append(_openai_image(part))
         elif _part_text(part):
             out.append({"type": "text", "text": _part_text(part)})
     return out
@@ -138,8 +144,7 @@ def _anthropic_user_blocks(parts: Sequence[Part]) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for part in parts:
         if isinstance(part, ImagePart):
-            source = {"type": "base64", "media_type": part.media_type, "data": _image_base64(part)}
-            blocks.append({"type": "image", "source": source})
+            blocks.append(_anthropic_image(part))
         elif _part_text(part).strip():  # Anthropic rejects empty text blocks
             blocks.append({"type": "text", "text": _part_text(part)})
     return blocks
@@ -148,12 +153,23 @@ def _anthropic_user_blocks(parts: Sequence[Part]) -> list[dict[str, Any]]:
 # --- OpenAI Chat Completions ---------------------------------------------------------------
 
 
-def openai_messages(messages: Sequence[Message], system_prompt: str | None) -> list[dict[str, Any]]:
-    """The ``messages`` array of a Chat Completions request."""
+def openai_messages(
+    messages: Sequence[Message],
+    system_prompt: str | None,
+    *,
+    reads_images: bool | None = None,
+    model: str = "",
+) -> list[dict[str, Any]]:
+    """The ``messages`` array of a Chat Completions request; ``reads_images``: whether
+    ``model`` reads images (tools' images are sent only when it is ``True``)."""
     out: list[dict[str, Any]] = []
     if system_prompt:
         out.append({"role": "system", "content": system_prompt})
+    waiting: list[dict[str, Any]] = []  # this round's tool images, sent after its last result
     for message in messages:
+        if waiting and not isinstance(message, ToolMessage):
+            out.append(_openai_image_turn(waiting))
+            waiting = []
         if isinstance(message, UserMessage) and not isinstance(message.content, str):
             out.append({"role": "user", "content": _openai_user_content(message.content)})
         elif isinstance(message, UserMessage | InternalMessage):
@@ -177,17 +193,29 @@ def openai_messages(messages: Sequence[Message], system_prompt: str | None) -> l
                 ]
             out.append(turn)
         elif isinstance(message, ToolMessage):
-            content = message.content if message.success else FAILED_TOOL_PREFIX + message.content
-            out.append(
-                {
-                    "role": "tool",
-                    "tool_call_id": portable_tool_id(message.tool_call_id),
-                    "content": content,
-                }
-            )
+            sent = tool_images(message, reads_images, model=model, later=True)
+            content = sent.text if message.success else FAILED_TOOL_PREFIX + sent.text
+            call_id = portable_tool_id(message.tool_call_id)
+            out.append({"role": "tool", "tool_call_id": call_id, "content": content})
+            if sent.images:
+                line = f"The {numbered(sent.numbers)} of the result of tool call {call_id} "
+                waiting.append({"type": "text", "text": line + f"({message.name}):"})
+                waiting.extend(_openai_image(image) for image in sent.images)
         else:  # pragma: no cover - the Message union is closed
             raise TypeError(f"not a message: {message!r:.80}")
+    if waiting:
+        out.append(_openai_image_turn(waiting))
     return out
+
+
+def _openai_image(part: ImagePart) -> dict[str, Any]:
+    url = f"data:{part.media_type};base64,{_image_base64(part)}"
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
+def _openai_image_turn(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The user turn that carries a round's tool images (a tool turn cannot)."""
+    return {"role": "user", "content": parts}
 
 
 def openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
@@ -207,8 +235,16 @@ def openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
 # --- Anthropic Messages --------------------------------------------------------------------
 
 
-def anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
-    """The ``messages`` array of a Messages request (the system prompt is a separate field)."""
+def _anthropic_image(part: ImagePart) -> dict[str, Any]:
+    source = {"type": "base64", "media_type": part.media_type, "data": _image_base64(part)}
+    return {"type": "image", "source": source}
+
+
+def anthropic_messages(
+    messages: Sequence[Message], *, reads_images: bool | None = None, model: str = ""
+) -> list[dict[str, Any]]:
+    """The ``messages`` array of a Messages request (the system prompt is a separate field);
+    ``reads_images``: whether ``model`` reads images (as for :func:`openai_messages`)."""
     turns: list[dict[str, Any]] = []
 
     def add(role: str, block: dict[str, Any]) -> None:
@@ -240,10 +276,15 @@ def anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
                     },
                 )
         elif isinstance(message, ToolMessage):
+            sent = tool_images(message, reads_images, model=model)
+            content: str | list[dict[str, Any]] = sent.text
+            if sent.images:  # its text (Anthropic refuses an empty text block), then images
+                text = [{"type": "text", "text": sent.text}] if sent.text.strip() else []
+                content = text + [_anthropic_image(image) for image in sent.images]
             block: dict[str, Any] = {
                 "type": "tool_result",
                 "tool_use_id": portable_tool_id(message.tool_call_id),
-                "content": message.content,
+                "content": content,
             }
             if not message.success:
                 block["is_error"] = True

@@ -60,11 +60,12 @@ from ..model import (
 from ..profiles import Parameters
 from .base import DEFAULT_TIMEOUT, HTTPModel, model_ids
 from .coalesce import coalesced
-from .convert import openai_messages, openai_tools
+from .convert import has_images, openai_messages, openai_tools
 from .errors import error_from_event
 from .options import openai_fields
 from .sse import event_json
 from .vision import check_images, images_refused, refused_images
+from .vision import reads_images as model_reads_images
 from .whole import openai_events
 
 __all__ = ["FINISH_REASONS", "OpenAICompatibleModel", "OpenAIStreamParser"]
@@ -362,7 +363,12 @@ class OpenAICompatibleModel(HTTPModel):
         """The JSON body sent for ``request`` (public so tests and tools can inspect it)."""
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": openai_messages(request.messages, request.system_prompt),
+            "messages": openai_messages(
+                request.messages,
+                request.system_prompt,
+                reads_images=model_reads_images(self.model, self.reads_images),
+                model=self.model,
+            ),
             "stream": True,
         }
         if self._sends_stream_options(self._completions_url()):
@@ -384,10 +390,12 @@ class OpenAICompatibleModel(HTTPModel):
 
     def stream(self, request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
         check_images(request.messages, self.model, self.provider, self.reads_images)
-        return coalesced(self._stream(self._completions_url(), self.request_body(request)))
+        body = self.request_body(request)
+        tools_only = not has_images(request.messages)  # any image sent then is a tool's
+        return coalesced(self._stream(self._completions_url(), body, tools_only=tools_only))
 
     async def _stream(
-        self, url: str, body: dict[str, Any]
+        self, url: str, body: dict[str, Any], *, tools_only: bool = False
     ) -> AsyncGenerator[list[ModelEvent], None]:
         started = False
         try:
@@ -397,7 +405,7 @@ class OpenAICompatibleModel(HTTPModel):
             return
         except ProviderBadRequestError as err:
             if not started and _sends_images(body) and refused_images(str(err)):
-                raise images_refused(self.model, self.provider, err) from err
+                raise images_refused(self.model, self.provider, err, tools_only=tools_only) from err
             if started or self.stream_options is not None or not _refuses_stream_options(err, body):
                 raise
             self._refused_stream_options.add(url)

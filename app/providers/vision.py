@@ -92,8 +92,17 @@ def check_images(
         )
 
 
-def images_refused(model: str, provider: str, error: ProviderError) -> ImagesNotReadError:
-    """The clear error for a server's HTTP 400 over an image (local servers without vision)."""
+def images_refused(
+    model: str, provider: str, error: ProviderError, *, tools_only: bool = False
+) -> ImagesNotReadError:
+    """The clear error for a server's HTTP 400 over an image (local servers without vision);
+    ``tools_only``: the request's images were all a tool's (nothing the person can remove)."""
+    if tools_only:
+        return ImagesNotReadError(
+            f"{provider} refused the images a tool returned for model {model!r}, so it "
+            "probably cannot read images although its name suggests it can. Choose another "
+            f"model to go on with this conversation. (The server said: {error})"
+        )
     return ImagesNotReadError(
         f"{provider} refused the image for model {model!r}, so it probably cannot read images. "
         "Choose a model that reads images, or remove the image; your message and its "

@@ -1,7 +1,8 @@
 """What the simulator makes of the images in a request: a summary to echo, or a refusal.
 
 Both protocols are read: OpenAI-compatible ``image_url`` parts with a ``data:`` URL and
-Anthropic ``image`` blocks with a base64 source. The echo names what arrived ("1 image:
+Anthropic ``image`` blocks with a base64 source, also inside a ``tool_result`` block's content
+(where Anthropic takes a tool's images). The echo names what arrived ("1 image:
 640×480 PNG"), so tests can prove the bytes crossed the wire. A model whose name contains
 ``text`` (``sim-text``) refuses images with HTTP 400, as local servers without vision do.
 """
@@ -43,13 +44,26 @@ def _encoded(part: Any) -> tuple[str, str] | None:
     return None
 
 
+def _blocks(content: Any) -> list[Any]:
+    """A user turn's blocks, a ``tool_result``'s own blocks in its place."""
+    blocks: list[Any] = []
+    for part in content if isinstance(content, list) else ():
+        is_result = isinstance(part, Mapping) and part.get("type") == "tool_result"
+        inner = part.get("content") if is_result else None
+        if isinstance(inner, list):
+            blocks.extend(inner)
+        else:
+            blocks.append(part)
+    return blocks
+
+
 def _images(messages: Any, *, last_only: bool) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     for message in reversed(messages if isinstance(messages, list) else []):
         if not isinstance(message, Mapping) or message.get("role") != "user":
             continue
         content = message.get("content")
-        parts = [_encoded(p) for p in content] if isinstance(content, list) else []
+        parts = [_encoded(p) for p in _blocks(content)]
         images = [p for p in parts if p is not None]
         found[:0] = images
         if last_only and (images or content):

@@ -1,6 +1,7 @@
 """Attachments in the database: each one's bytes stored once, by the SHA-256 of its bytes.
 
-Messages refer to images and files by digest (:mod:`app.parts`); the bytes live in the
+Messages refer to images and files by digest (:mod:`app.parts`): a person's message in its
+parts, a tool result in its ``images``. The bytes live in the
 ``attachments`` table (schema 9). :func:`save_attachments` runs inside the transaction that
 saves the messages referring to them, so a crash leaves both or neither: a message never points
 at a missing blob. It also refuses a part whose bytes are neither at hand nor stored, and bytes
@@ -16,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import aiosqlite
 
-from ..messages import Message, UserMessage
+from ..messages import Message, ToolMessage, UserMessage
 from ..parts import AttachmentError, FilePart, ImagePart, Part, digest_of
 from .base import StoredMessage
 from .database import Database
@@ -36,6 +37,8 @@ _CHUNK = 500
 
 
 def _attachments(message: Message) -> tuple[ImagePart | FilePart, ...]:
+    if isinstance(message, ToolMessage):
+        return message.images
     if not isinstance(message, UserMessage) or isinstance(message.content, str):
         return ()
     return tuple(p for p in message.content if isinstance(p, ImagePart | FilePart))
@@ -107,7 +110,7 @@ def _wanted(messages: Iterable[Message]) -> list[str]:
         {
             p.digest
             for m in messages
-            if type(m.content) is tuple
+            if type(m.content) is tuple or type(m) is ToolMessage
             for p in _attachments(m)
             if isinstance(p, ImagePart) and p.data is None
         }
@@ -137,6 +140,16 @@ async def read_attachments(
 def fill_message(message: Message, blobs: Mapping[str, bytes]) -> Message:
     """``message`` with the bytes of its images and files found in ``blobs`` (by digest), e.g.
     an import's blobs before :func:`save_attachments` stores them with the message."""
+    if isinstance(message, ToolMessage):
+        if not any(p.data is None and p.digest in blobs for p in message.images):
+            return message
+        images = tuple(
+            dataclasses.replace(p, data=blobs[p.digest])
+            if p.data is None and p.digest in blobs
+            else p
+            for p in message.images
+        )
+        return dataclasses.replace(message, images=images)
     if not isinstance(message, UserMessage) or isinstance(message.content, str):
         return message
     parts: list[Part] = []

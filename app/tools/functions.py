@@ -4,8 +4,9 @@ A sync or async function with type hints and a docstring is a tool: its name, it
 (the docstring's first paragraph) and a JSON schema of its parameters (from the hints, with
 per-parameter text from a Google-style ``Args:`` section) are derived from it by
 :mod:`app.tools.schema`, which also checks the arguments a model sends. ``@tool(...)`` adds
-options. What the function returns becomes the result; an exception becomes a failed
-result carrying the error text. Sync functions run in a worker thread so they never block the
+options. What the function returns becomes the result (a :class:`ToolResult` it returns is
+the result itself: how a tool gives images); an exception becomes a failed result carrying the
+error text. Sync functions run in a worker thread so they never block the
 event loop (and the UI on it).
 
 A thread cannot be interrupted: after Stop or a timeout a sync function keeps running. So the
@@ -40,6 +41,7 @@ from typing import Any, Final, TypeVar, overload
 from ..errors import ToolArgumentError
 from ..messages import ToolCall, ToolOutcome
 from ..model import ToolSpec
+from ..parts import ImagePart
 from .schema import check_arguments, parameters_schema, parse_docstring
 
 __all__ = [
@@ -79,12 +81,14 @@ class ToolResult:
 
     ``outcome`` is set where ``success`` alone would mislead (a sync call that outlived Stop
     and may still complete is ``MAY_HAVE_RUN``); ``None`` means "done" or "failed" by
-    ``success``.
+    ``success``. ``images``: images the tool returned (an MCP server's image content), with
+    their bytes; ``content`` names each one.
     """
 
     content: str
     success: bool = True
     outcome: ToolOutcome | None = None
+    images: tuple[ImagePart, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +160,8 @@ class FunctionTool:
             )
         except Exception as err:  # the tool's own failure is information for the model
             return ToolResult(f"{type(err).__name__}: {err}", success=False)
+        if isinstance(value, ToolResult):  # a tool that says more than text (e.g. images)
+            return value
         return ToolResult(_to_content(value))
 
     async def _outlived(

@@ -11,8 +11,8 @@ by default, so the app asks the person before it runs. A call never hangs and ne
 server that exits, or neither answers nor reports progress within ``call_timeout``, gives a
 failed result saying so; an error the tool reports (``isError``) gives a failed result with the
 server's text. The configuration is :mod:`.mcp_config`, the transport :mod:`.mcp_stdio`, what
-the model sees of a result :mod:`.mcp_results`, the helpers around the ``mcp`` package
-:mod:`.mcp_wire`.
+the model gets of a result (text and images) :mod:`.mcp_results`, the helpers around the
+``mcp`` package :mod:`.mcp_wire`.
 
 The ``mcp`` client keeps anyio task groups that must be entered and left by the same task, so the
 whole connection lives in one background task that waits for :meth:`McpToolSource.aclose`;
@@ -37,7 +37,7 @@ from .functions import FunctionTool, ToolResult
 from .mcp_config import DEFAULT_CALL_TIMEOUT, McpServerConfig
 from .mcp_names import mcp_tool_name, server_prefix
 from .mcp_progress import CURRENT_CALL, McpProgress, ProgressListener
-from .mcp_results import result_text
+from .mcp_results import result_content
 from .mcp_stdio import stdio_transport
 from .mcp_wire import (
     client_info,
@@ -381,12 +381,14 @@ class McpToolSource:
                 f"The MCP server {server!r} could not run {tool!r}: {error_text(err)}",
                 success=False,
             )
-        text = result_text(result, server=server, tool=tool, limit=self.config.max_result_chars)
+        got = result_content(result, server=server, tool=tool, limit=self.config.max_result_chars)
         if getattr(result, "is_error", False):
             return ToolResult(
-                text or f"The MCP server {server!r} reported an error in {tool!r}.", success=False
+                got.text or f"The MCP server {server!r} reported an error in {tool!r}.",
+                success=False,
+                images=got.images,
             )
-        return ToolResult(text)
+        return ToolResult(got.text, images=got.images)
 
     def _stopped_text(self, tool: str, why: str, *, hint: bool = False) -> str:
         return (

@@ -148,7 +148,8 @@ class TranscriptItem:
     # first) and which of them is shown (``version_seq``); empty: a single version.
     versions: tuple[int, ...] = ()
     version_seq: int | None = None
-    # The person's messages: their images and files (shown above the text: .attachments).
+    # The person's messages: their images and files; tool cards: the tool's images (shown
+    # above the text: .attachments).
     attachments: tuple[ImagePart | FilePart, ...] = ()
     uid: int = field(default_factory=lambda: next(_ids))
     version: int = 0  # bumped on every change: renders are cached per (uid, version)
@@ -306,6 +307,7 @@ class RowChange:
 def _answer(card: TranscriptItem, message: ToolMessage) -> None:
     card.result = message.content
     card.state = tool_state(message)
+    card.attachments = message.images  # the tool's images: thumbnails on its card
     card.touch()
 
 

@@ -128,8 +128,10 @@ def test_tool_call_positional_order() -> None:
         "content",
         "success",
         "outcome",
+        "images",
     ]
-    assert dataclasses.fields(ToolMessage)[-1].kw_only  # positional order is unchanged
+    # Positional order is unchanged: what came after ``success`` is keyword-only.
+    assert all(f.kw_only for f in dataclasses.fields(ToolMessage)[4:])
     assert [f.name for f in dataclasses.fields(AssistantMessage)] == [
         "content",
         "tool_calls",

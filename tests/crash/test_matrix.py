@@ -157,10 +157,16 @@ def test_checker_rejects_a_draft_that_was_never_on_screen() -> None:
     sources = [(matrix.FULL_STEPS, 0, {0: "I will write"})]
     problems: list[str] = []
     matrix.check_draft(sources, "I will write two", problems.append)  # one piece ahead
+    # A piece is what arrived while the app was busy: it may hold many words.
+    matrix.check_draft(sources, "I will write two notes for you now, one", problems.append)
+    matrix.check_draft(sources, "I will", problems.append)  # the screen was one piece ahead
     assert problems == []
     matrix.check_draft(sources, "Something else", problems.append)
-    matrix.check_draft(sources, "I will write two notes for you now, one", problems.append)
-    assert len(problems) == 2
+    matrix.check_draft(sources, "I will write three", problems.append)  # not the step's text
+    matrix.check_draft(
+        [(matrix.FULL_STEPS, 0, {0: "I will write two"})], "I will say", problems.append
+    )
+    assert len(problems) == 3
 
 
 def _killed_run(rows: list[tuple[int, str, dict[str, object], str]]) -> matrix_checks.Proc:

@@ -162,6 +162,7 @@ class MessageRender:
     dark: bool
     header: QTextDocument | None = None
     attachments: QTextDocument | None = None  # a person's images and files, above the text
+    attachments_below: bool = False  # ... a tool's images, under its card's line
     reasoning: QTextDocument | None = None  # the reasoning's toggle line (and text when open)
     reasoning_key: tuple[object, ...] = ()  # what ``reasoning`` was built from
     chunks: list[QTextDocument] = field(default_factory=list)
@@ -179,11 +180,14 @@ class MessageRender:
 
     def docs(self) -> list[QTextDocument]:
         parts = [self.header] if self.header is not None else []
-        if self.attachments is not None:
+        below = self.attachments_below
+        if self.attachments is not None and not below:
             parts.append(self.attachments)
         if self.reasoning is not None:
             parts.append(self.reasoning)
         parts.extend(self.chunks)
+        if self.attachments is not None and below:
+            parts.append(self.attachments)
         if self.footer is not None:
             parts.append(self.footer)
         return parts
@@ -316,6 +320,7 @@ def update_render(
     render.attachments = _document(shown_parts, width, font, css) if shown_parts else None
     if render.attachments is not None:
         add_thumbnails(render.attachments, item.attachments)
+    render.attachments_below = item.kind is ItemKind.TOOL  # the card's line first, then images
     footer = footer_html(item, tokens.muted)
     render.footer = _document(footer, width, small, css) if footer else None
     if render.footer is not None:

@@ -148,8 +148,8 @@ class TranscriptItem:
     # first) and which of them is shown (``version_seq``); empty: a single version.
     versions: tuple[int, ...] = ()
     version_seq: int | None = None
-    # The person's messages: their images and files; tool cards: the tool's images (shown
-    # above the text: .attachments).
+    # The person's messages: their images and files (shown above the text: .attachments); tool
+    # cards: the tool's images (under the card's line).
     attachments: tuple[ImagePart | FilePart, ...] = ()
     uid: int = field(default_factory=lambda: next(_ids))
     version: int = 0  # bumped on every change: renders are cached per (uid, version)

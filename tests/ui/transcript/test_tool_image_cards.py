@@ -64,6 +64,9 @@ def test_the_card_draws_the_thumbnail_after_reopening(run: Any, tmp_path: Path) 
                 QUrl(f"continuum-thumb:{card.attachments[0].digest}"),
             )
             assert isinstance(thumb, QImage) and not thumb.isNull()
+            # The card's line ("▸ Tool shots__shot · done") first, its images under it.
+            docs = render.docs()
+            assert docs.index(render.attachments) > docs.index(render.chunks[0])
         finally:
             await close_window(window)
 

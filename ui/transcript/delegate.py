@@ -62,6 +62,7 @@ from .layout import (
 )
 from .markdown import COPY_SCHEME, is_safe_link
 from .model import ItemKind, Roles, TranscriptItem, TranscriptModel
+from .pictures import DocPictures
 from .render import TOGGLE_SCHEME, MessageRender, RenderCache
 
 __all__ = ["SelectionSource", "TranscriptDelegate"]
@@ -115,12 +116,14 @@ class TranscriptDelegate(QStyledItemDelegate):
         self._fix_timer.timeout.connect(self._fix_sizes)
         self.selection: SelectionSource | None = None  # the view's text selection, if any
         self.actions = RowActions(self)  # each message's action bar (Copy)
+        self.pictures = DocPictures()  # finished documents as pictures, blitted on repaint
         self.actions.messageCopied.connect(self.messageCopied)
 
     # --- rendering -------------------------------------------------------------------------
 
     def forget(self) -> None:
         self._renders.clear()
+        self.pictures.clear()
         self._sizes.clear()
         self._metrics = None
 
@@ -263,6 +266,9 @@ class TranscriptDelegate(QStyledItemDelegate):
         muted = tokens.color("muted")
         visible = _visible_rect(painter)
         selected = self.selection.ranges(item.uid) if self.selection is not None else {}
+        # Finished pieces are blitted from pictures (.pictures); the streaming tail is drawn.
+        settled = render.chunks[:-1] if item.streaming and render.tail else render.chunks
+        pictured = {id(doc) for doc in settled}
         for number, doc in enumerate(docs):
             origin = geometry.origins[number]
             height = geometry.sizes[number][1]
@@ -273,9 +279,6 @@ class TranscriptDelegate(QStyledItemDelegate):
                 clip = clip.intersected(visible.translated(-origin.x(), -origin.y()))
             if clip.isEmpty():
                 continue
-            painter.save()
-            painter.translate(origin)
-            ctx = QAbstractTextDocumentLayout.PaintContext()
             pal = QPalette(palette)
             colour = (
                 muted
@@ -289,10 +292,17 @@ class TranscriptDelegate(QStyledItemDelegate):
                 else text_colour
             )
             pal.setColor(QPalette.ColorRole.Text, colour)
+            span = selected.get(number)
+            chosen = span is not None and span[1] > span[0]
+            if not chosen and id(doc) in pictured:
+                if self.pictures.draw(painter, doc, origin, clip, pal):
+                    continue
+            painter.save()
+            painter.translate(origin)
+            ctx = QAbstractTextDocumentLayout.PaintContext()
             ctx.palette = pal
             ctx.clip = clip
-            span = selected.get(number)
-            if span is not None and span[1] > span[0]:
+            if span is not None and chosen:
                 ctx.selections = [self._selection_format(doc, span, palette)]
             doc.documentLayout().draw(painter, ctx)
             painter.restore()

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import logging.handlers
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -86,18 +85,40 @@ def _data_dir(args: argparse.Namespace) -> tuple[Path, Path]:
     )
 
 
+#: The log file's size at which it is rotated (three old ones are kept).
+LOG_MAX_BYTES = 1_000_000
+_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
 def _setup_logging(folder: Path) -> None:
+    """Log to ``folder/continuum.log``. Phase one writes through a plain file handler;
+    :func:`_rotating_log` puts the rotating one in its place with the core (importing
+    ``logging.handlers`` costs ~7 ms of a cold start: pickle, queue, copy)."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        handler: logging.Handler = logging.handlers.RotatingFileHandler(
-            folder / "continuum.log", maxBytes=1_000_000, backupCount=3, encoding="utf-8"
-        )
+        handler: logging.Handler = logging.FileHandler(folder / "continuum.log", encoding="utf-8")
     except OSError:
         handler = logging.StreamHandler()
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(logging.Formatter(_FORMAT))
     root = logging.getLogger()
     root.addHandler(handler)
     root.setLevel(logging.INFO)
+
+
+def _rotating_log() -> None:
+    """Replace phase one's plain file handler by a rotating one on the same file."""
+    import logging.handlers
+
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if type(handler) is logging.FileHandler:
+            rotating = logging.handlers.RotatingFileHandler(
+                handler.baseFilename, maxBytes=LOG_MAX_BYTES, backupCount=3, encoding="utf-8"
+            )
+            rotating.setFormatter(handler.formatter)
+            root.addHandler(rotating)
+            root.removeHandler(handler)
+            handler.close()
 
 
 def install_excepthook(report: Callable[[str], None]) -> None:
@@ -126,6 +147,8 @@ CORE_MODULES = ("httpx", "app", "app.services", "ui.transcript", "ui.window")
 async def _load_core() -> None:
     import asyncio
     import importlib
+
+    _rotating_log()
 
     for name in CORE_MODULES:
         importlib.import_module(name)

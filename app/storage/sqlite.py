@@ -17,7 +17,9 @@ This module holds the history's queries: append, load, tail, list, rename, delet
 
 from __future__ import annotations
 
+import asyncio
 import errno
+import logging
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -58,11 +60,14 @@ from .schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from .search import (
     SearchHit,
     fts_query,
+    index_pending,
     repaired_index_text,
     set_index_text,
     storable_text,
 )
 from .search import search as _search
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "APPLICATION_ID",
@@ -469,7 +474,15 @@ class SQLiteSessionStore:
         return await self.database.read(op)
 
     async def close(self) -> None:
-        """Close the connection (bounded: a stuck disk cannot hang the app's exit)."""
+        """Close the connection (bounded: a stuck disk cannot hang the app's exit).
+
+        The newest messages not in the search index yet are indexed first, so a closed file's
+        index is whole (best effort: a search indexes them anyway)."""
+        if self.database.is_open:
+            try:
+                await asyncio.wait_for(index_pending(self.database), timeout=5)
+            except (StorageError, TimeoutError) as err:
+                log.warning("newest messages not indexed before closing: %s", err)
         await self.database.close()
 
     def _record(self, row: Row) -> StoredMessage:

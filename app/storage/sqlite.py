@@ -192,24 +192,20 @@ class SQLiteSessionStore:
         if not isinstance(parent, Leaf):
             params += (parent,)
 
-        async def op(conn: aiosqlite.Connection) -> int:
-            # One thread hop per append (execute and fetch together): it is the hot path.
-            rows = await conn.execute_fetchall(sql, params)
-            row = next(iter(rows), None)
-            assert row is not None
-            return int(row[0])
+        if index_text is None and isinstance(parent, Leaf) and not has_attachments(message):
+            # The hot path: one statement, one thread hop (execute and fetch together).
+            [(seq,)] = await self.database.write_statement(sql, params)
+            return int(seq)
 
         async def op_checked(conn: aiosqlite.Connection) -> int:
             if isinstance(parent, int):
                 await validate_seq(conn, session_id, parent)
             await save_attachments(conn, [message])  # in the message's transaction
-            seq = await op(conn)
+            [(seq,)] = await conn.execute_fetchall(sql, params)
             if index_text is not None:
                 await set_index_text(conn, session_id, seq, index_text)
-            return seq
+            return int(seq)
 
-        if index_text is None and isinstance(parent, Leaf) and not has_attachments(message):
-            return await self.database.write(op)
         return await self.database.transaction(op_checked)
 
     async def append_many(

@@ -33,6 +33,7 @@ __all__ = [
     "as_row",
     "branch_data",
     "branch_rows",
+    "current_branch_data",
     "leaf_under",
     "position",
     "sibling_groups",
@@ -92,13 +93,15 @@ class Position:
 
 
 async def position(conn: aiosqlite.Connection, session_id: str) -> Position:
-    async with conn.execute(
-        "SELECT leaf_seq, forked FROM sessions WHERE id = ?", (session_id,)
-    ) as cursor:
-        row = await cursor.fetchone()
-    if row is None:
+    rows = list(
+        await conn.execute_fetchall(
+            "SELECT leaf_seq, forked FROM sessions WHERE id = ?", (session_id,)
+        )
+    )
+    if not rows:
         return Position(None, False)
-    return Position(None if row[0] is None else int(row[0]), bool(row[1]))
+    leaf, forked = rows[0]
+    return Position(None if leaf is None else int(leaf), bool(forked))
 
 
 async def branch_rows(
@@ -147,6 +150,25 @@ async def branch_data(
             (session_id, leaf, -1),
         )
     return rows  # type: ignore[return-value]  # (INTEGER, TEXT NOT NULL) columns
+
+
+# The current branch of a conversation that never forked, its leaf read by the same statement
+# (one thread hop); no rows when it forked, or has no messages.
+_LINEAR_DATA: Final = """
+    SELECT seq, data FROM messages WHERE session_id = ?1
+        AND seq <= (SELECT leaf_seq FROM sessions WHERE id = ?1 AND NOT forked)
+    ORDER BY seq
+"""
+
+
+async def current_branch_data(conn: aiosqlite.Connection, session_id: str) -> list[tuple[int, str]]:
+    """:func:`branch_data` of the current branch: the common case (never forked) in one
+    statement, the others after :func:`position`."""
+    rows = await conn.execute_fetchall(_LINEAR_DATA, (session_id,))
+    if rows:
+        return rows  # type: ignore[return-value]  # (INTEGER, TEXT NOT NULL) columns
+    at = await position(conn, session_id)
+    return await branch_data(conn, session_id, at.leaf, at.forked)
 
 
 async def tail_rows(

@@ -46,8 +46,8 @@ from .base import (
 from .branches import (
     Row,
     as_row,
-    branch_data,
     branch_rows,
+    current_branch_data,
     leaf_under,
     position,
     sibling_groups,
@@ -311,8 +311,7 @@ class SQLiteSessionStore:
         """The current branch's messages, oldest first (only their data is read)."""
 
         async def op(conn: aiosqlite.Connection) -> list[Message]:
-            at = await position(conn, session_id)
-            rows = await branch_data(conn, session_id, at.leaf, at.forked)
+            rows = await current_branch_data(conn, session_id)
             return await fill_messages(conn, self._decode_rows(rows))
 
         return await self.database.read(op)

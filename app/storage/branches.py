@@ -33,8 +33,8 @@ __all__ = [
     "as_row",
     "branch_data",
     "branch_rows",
-    "current_branch_data",
     "leaf_under",
+    "linear_branch_data",
     "position",
     "sibling_groups",
     "tail_rows",
@@ -153,22 +153,20 @@ async def branch_data(
 
 
 # The current branch of a conversation that never forked, its leaf read by the same statement
-# (one thread hop); no rows when it forked, or has no messages.
+# (one thread hop), only the data (a seq per row costs ~15% more): in such a branch the n-th
+# row is seq n. No rows when it forked, or has no messages.
 _LINEAR_DATA: Final = """
-    SELECT seq, data FROM messages WHERE session_id = ?1
+    SELECT data FROM messages WHERE session_id = ?1
         AND seq <= (SELECT leaf_seq FROM sessions WHERE id = ?1 AND NOT forked)
     ORDER BY seq
 """
 
 
-async def current_branch_data(conn: aiosqlite.Connection, session_id: str) -> list[tuple[int, str]]:
-    """:func:`branch_data` of the current branch: the common case (never forked) in one
-    statement, the others after :func:`position`."""
-    rows = await conn.execute_fetchall(_LINEAR_DATA, (session_id,))
-    if rows:
-        return rows  # type: ignore[return-value]  # (INTEGER, TEXT NOT NULL) columns
-    at = await position(conn, session_id)
-    return await branch_data(conn, session_id, at.leaf, at.forked)
+async def linear_branch_data(conn: aiosqlite.Connection, session_id: str) -> list[tuple[str]]:
+    """``(data,)`` of the current branch's messages, oldest first, if the conversation never
+    forked (the n-th is seq n); else none (see :func:`position` and :func:`branch_data`).
+    The hot path of opening a conversation."""
+    return await conn.execute_fetchall(_LINEAR_DATA, (session_id,))  # type: ignore[return-value]
 
 
 async def tail_rows(

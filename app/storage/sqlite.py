@@ -46,9 +46,10 @@ from .base import (
 from .branches import (
     Row,
     as_row,
+    branch_data,
     branch_rows,
-    current_branch_data,
     leaf_under,
+    linear_branch_data,
     position,
     sibling_groups,
     tail_rows,
@@ -311,8 +312,14 @@ class SQLiteSessionStore:
         """The current branch's messages, oldest first (only their data is read)."""
 
         async def op(conn: aiosqlite.Connection) -> list[Message]:
-            rows = await current_branch_data(conn, session_id)
-            return await fill_messages(conn, self._decode_rows(rows))
+            linear = await linear_branch_data(conn, session_id)  # one statement: most loads
+            if linear:
+                messages = self._decode_linear(linear)
+            else:
+                at = await position(conn, session_id)
+                rows = await branch_data(conn, session_id, at.leaf, at.forked)
+                messages = self._decode_rows(rows)
+            return await fill_messages(conn, messages)
 
         return await self.database.read(op)
 
@@ -491,6 +498,13 @@ class SQLiteSessionStore:
             raise StorageCorruptError(
                 f"Message {seq} in {self.path} cannot be read: {err}."
             ) from err
+
+    def _decode_linear(self, rows: list[tuple[str]]) -> list[Message]:
+        """The messages of a never-forked branch's ``(data,)`` rows (the n-th is seq n)."""
+        try:
+            return [decode(data) for (data,) in rows]
+        except MessageFormatError:
+            return self._decode_rows([(seq, data) for seq, (data,) in enumerate(rows, 1)])
 
     def _decode_rows(self, rows: list[tuple[int, str]]) -> list[Message]:
         """The messages of ``(seq, data)`` rows (the first that cannot be read is named)."""

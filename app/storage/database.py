@@ -17,7 +17,8 @@ settings (:mod:`app.storage.conversation_settings`) use only its public calls.
   (the connection is shared: a read must not land inside another coroutine's transaction). A
   write runs shielded from cancellation, so a Stop pressed during a commit lets it finish and
   no transaction is left half-open; ``transaction`` wraps the function in ``BEGIN IMMEDIATE`` /
-  ``COMMIT`` and rolls back on any error, cancellation included.
+  ``COMMIT`` and rolls back on any error, cancellation included. ``write_statement`` is a
+  write of one statement (an append) that needs no shield when the lock is free.
 * **errors**: SQLite's environment errors become :class:`~app.errors.StorageError` subclasses
   with a message a person can act on (:func:`translate_sqlite_error`, in
   :mod:`app.storage.translate`); any other SQLite error is a bug and propagates unchanged.

@@ -12,7 +12,8 @@ of parts (text, images, files) is indexed by its text and its attachments' names
 
 Since schema 14 the index is fed in batches: the messages above ``messages_indexed.upto`` (at
 most 64, the newest) are not in it yet. A search indexes them first (:func:`index_pending`),
-so it finds every saved message, as before.
+so it finds every saved message, as before; one that cannot write (a full disk, another
+process holding the write lock) answers from the index as it is, without those few.
 """
 
 from __future__ import annotations

@@ -34,6 +34,7 @@ __all__ = [
     "branch_data",
     "branch_rows",
     "leaf_under",
+    "linear_branch_data",
     "position",
     "sibling_groups",
     "tail_rows",
@@ -92,13 +93,15 @@ class Position:
 
 
 async def position(conn: aiosqlite.Connection, session_id: str) -> Position:
-    async with conn.execute(
-        "SELECT leaf_seq, forked FROM sessions WHERE id = ?", (session_id,)
-    ) as cursor:
-        row = await cursor.fetchone()
-    if row is None:
+    rows = list(
+        await conn.execute_fetchall(
+            "SELECT leaf_seq, forked FROM sessions WHERE id = ?", (session_id,)
+        )
+    )
+    if not rows:
         return Position(None, False)
-    return Position(None if row[0] is None else int(row[0]), bool(row[1]))
+    leaf, forked = rows[0]
+    return Position(None if leaf is None else int(leaf), bool(forked))
 
 
 async def branch_rows(
@@ -147,6 +150,23 @@ async def branch_data(
             (session_id, leaf, -1),
         )
     return rows  # type: ignore[return-value]  # (INTEGER, TEXT NOT NULL) columns
+
+
+# The current branch of a conversation that never forked, its leaf read by the same statement
+# (one thread hop), only the data (a seq per row costs ~15% more): in such a branch the n-th
+# row is seq n. No rows when it forked, or has no messages.
+_LINEAR_DATA: Final = """
+    SELECT data FROM messages WHERE session_id = ?1
+        AND seq <= (SELECT leaf_seq FROM sessions WHERE id = ?1 AND NOT forked)
+    ORDER BY seq
+"""
+
+
+async def linear_branch_data(conn: aiosqlite.Connection, session_id: str) -> list[tuple[str]]:
+    """``(data,)`` of the current branch's messages, oldest first, if the conversation never
+    forked (the n-th is seq n); else none (see :func:`position` and :func:`branch_data`).
+    The hot path of opening a conversation."""
+    return await conn.execute_fetchall(_LINEAR_DATA, (session_id,))  # type: ignore[return-value]
 
 
 async def tail_rows(

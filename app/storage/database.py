@@ -17,7 +17,8 @@ settings (:mod:`app.storage.conversation_settings`) use only its public calls.
   (the connection is shared: a read must not land inside another coroutine's transaction). A
   write runs shielded from cancellation, so a Stop pressed during a commit lets it finish and
   no transaction is left half-open; ``transaction`` wraps the function in ``BEGIN IMMEDIATE`` /
-  ``COMMIT`` and rolls back on any error, cancellation included.
+  ``COMMIT`` and rolls back on any error, cancellation included. ``write_statement`` is a
+  write of one statement (an append) that needs no shield when the lock is free.
 * **errors**: SQLite's environment errors become :class:`~app.errors.StorageError` subclasses
   with a message a person can act on (:func:`translate_sqlite_error`, in
   :mod:`app.storage.translate`); any other SQLite error is a bug and propagates unchanged.
@@ -34,7 +35,7 @@ import os
 import sqlite3
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import aiosqlite
 
@@ -126,6 +127,33 @@ async def close_without_checkpoint(conn: aiosqlite.Connection, path: str) -> Non
 # --- the primitive ----------------------------------------------------------------------------
 
 
+async def _fetchall(
+    conn: aiosqlite.Connection, sql: str, parameters: tuple[object, ...]
+) -> list[Any]:
+    return list(await conn.execute_fetchall(sql, parameters))
+
+
+class _Turns:
+    """The connection's lock, knowing whether anyone holds it or waits for it."""
+
+    def __init__(self) -> None:
+        self._lock = asyncio.Lock()
+        #: Coroutines holding or waiting for the lock; 0: taking it does not wait.
+        self.users = 0
+
+    async def __aenter__(self) -> None:
+        self.users += 1
+        try:
+            await self._lock.acquire()
+        except BaseException:
+            self.users -= 1
+            raise
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self._lock.release()
+        self.users -= 1
+
+
 class Database:
     """One SQLite file: opened on first use, then ``read``/``write``/``transaction``.
 
@@ -148,7 +176,7 @@ class Database:
         self._busy_timeout_ms = int(busy_timeout * 1000)
         self._conn: aiosqlite.Connection | None = None
         self._open_lock = asyncio.Lock()
-        self._lock = asyncio.Lock()
+        self._lock = _Turns()
         self._closed = False
         #: Set when SQLite reported the file damaged while in use: nothing is written any more.
         self._damaged: StorageCorruptError | None = None
@@ -272,6 +300,25 @@ class Database:
                     raise await self._failed(conn, err) from err
 
         return await asyncio.shield(asyncio.ensure_future(run()))
+
+    async def write_statement(self, sql: str, parameters: tuple[object, ...]) -> list[Any]:
+        """One statement saved on its own (autocommit); its rows (``RETURNING``).
+
+        As :meth:`write`, it runs to completion even if the caller is cancelled, without the
+        task that costs (the hot path: an append). When the file is open and nobody holds or
+        waits for the lock, nothing suspends before the statement is queued to the connection's
+        thread, which then runs it whatever becomes of the caller; otherwise this goes through
+        :meth:`write`. (A cancelled caller does not see the statement's error; damage is then
+        found by the next call.)
+        """
+        conn = self._conn
+        if conn is None or self._lock.users:
+            return await self.write(lambda c: _fetchall(c, sql, parameters))
+        async with self._lock:  # free: taken without suspending
+            try:
+                return await _fetchall(conn, sql, parameters)
+            except sqlite3.Error as err:
+                raise await self._failed(conn, err) from err
 
     async def transaction(self, fn: Callable[[aiosqlite.Connection], Awaitable[T]]) -> T:
         """``fn(conn)`` inside ``BEGIN IMMEDIATE`` … ``COMMIT``: all of it is saved, or none.

@@ -7,6 +7,8 @@ JSON (as :func:`~app.messages.message_to_json` writes it) has exactly known keys
 :func:`decode` checks the same things in a few type tests and builds the message directly; any
 other row — parts, tool calls, reasoning, an older or newer form, anything unexpected — goes
 the general way, which also gives the errors. Both ways give equal messages (tests compare).
+An assistant step's fields, once checked here, are set directly (:func:`_assistant_message`):
+its constructor's own checks cost as much as the rest of its decoding.
 """
 
 from __future__ import annotations
@@ -85,7 +87,7 @@ def _assistant_row(data: str) -> Message | None:
     except ValueError:
         return None
     if data.endswith(_PLAIN_ASSISTANT_END) and end == len(data) - len(_PLAIN_ASSISTANT_END):
-        return AssistantMessage(content)
+        return _assistant_message(content, None, None, None)
     if not data.startswith(",", end):
         return None
     try:
@@ -155,4 +157,26 @@ def _assistant(obj: dict[str, Any], content: Any, keys: Any) -> Message | None:
         if type(raw) is not dict or raw.keys() != {"input_tokens", "output_tokens"}:
             return None
         usage = Usage(raw["input_tokens"], raw["output_tokens"])
-    return AssistantMessage(content, (), _STOPS[stop], model, usage)
+    return _assistant_message(content, _STOPS[stop], model, usage)
+
+
+_new: Final = object.__new__
+_set: Final = object.__setattr__
+#: Every field of an assistant message, as :func:`_assistant_message` sets them (a test
+#: compares this with the class, so a new field cannot be left unset).
+ASSISTANT_FIELDS: Final = ("content", "tool_calls", "stop_reason", "model", "usage", "reasoning")
+
+
+def _assistant_message(
+    content: str, stop: StopReason | None, model: str | None, usage: Usage | None
+) -> AssistantMessage:
+    """``AssistantMessage(content, (), stop, model, usage)`` without ``__post_init__``'s
+    checks and conversions, which these checked values need none of."""
+    message: AssistantMessage = _new(AssistantMessage)
+    _set(message, "content", content)
+    _set(message, "tool_calls", ())
+    _set(message, "stop_reason", stop)
+    _set(message, "model", model)
+    _set(message, "usage", usage)
+    _set(message, "reasoning", ())
+    return message

@@ -11,7 +11,8 @@ beside it — ``running_requests``, ``drafts``, ``stop_records``, ``tool_states`
 (:mod:`app.storage.conversation_settings`), ``attachments`` (:mod:`app.storage.attachments`) and
 the full-text index ``messages_fts`` (since schema 12 it reads the text it shows from the view
 ``messages_text``: the content, or the row of ``messages_index_text`` where the indexed text is
-another; since schema 13 it indexes words' first 1-3 characters too; :mod:`app.storage.search`).
+another; since schema 13 it indexes words' first 1-3 characters too; since schema 14 it is fed
+in batches of 64 messages, ``messages_indexed`` marking how far; :mod:`app.storage.search`).
 """
 
 from __future__ import annotations
@@ -301,6 +302,49 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             tokenize = 'unicode61 remove_diacritics 2', prefix = '1 2 3'
         )""",
         "INSERT INTO messages_fts(messages_fts) VALUES ('rebuild')",
+    ),
+    (
+        # Schema 14: the search index is fed in batches. FTS5 pays a fixed cost per
+        # transaction that writes to it (a new segment, its structure record and the merges
+        # after it: ~10 of the ~15 pages an append wrote, and ~40% of its CPU), whatever the
+        # text. So an append no longer indexes its message: every 64th message's insert (by
+        # id) indexes all those not yet indexed, in the same transaction, and a search first
+        # indexes the few still waiting (:func:`app.storage.search.index_pending`). The
+        # messages themselves are written and committed exactly as before.
+        # ``messages_indexed.upto``: every message with ``id <= upto`` is in the index and
+        # none above it. Deleting the newest messages lowers it (their ids can be reused).
+        "CREATE TABLE messages_indexed (upto INTEGER NOT NULL)",
+        "INSERT INTO messages_indexed(upto) SELECT COALESCE(MAX(id), 0) FROM messages",
+        "DROP TRIGGER messages_fts_insert",
+        """CREATE TRIGGER messages_fts_batch AFTER INSERT ON messages WHEN NEW.id % 64 = 0
+        BEGIN
+            INSERT INTO messages_fts(rowid, text) SELECT id, text FROM messages_text
+                WHERE id > (SELECT upto FROM messages_indexed);
+            UPDATE messages_indexed SET upto = (SELECT MAX(id) FROM messages);
+        END""",
+        "DROP TRIGGER messages_fts_delete",
+        """CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+            INSERT INTO messages_fts(messages_fts, rowid, text) SELECT 'delete', OLD.id,
+                COALESCE((SELECT text FROM messages_index_text WHERE id = OLD.id),
+                    CASE WHEN json_valid(OLD.data) THEN json_extract(OLD.data, '$.content') END,
+                    '')
+                WHERE OLD.id <= (SELECT upto FROM messages_indexed);
+            DELETE FROM messages_index_text WHERE id = OLD.id;
+            UPDATE messages_indexed SET upto = (SELECT COALESCE(MAX(id), 0) FROM messages)
+                WHERE upto > (SELECT COALESCE(MAX(id), 0) FROM messages);
+        END""",
+        "DROP TRIGGER messages_fts_update",
+        """CREATE TRIGGER messages_fts_update AFTER UPDATE OF data ON messages BEGIN
+            INSERT INTO messages_fts(messages_fts, rowid, text) SELECT 'delete', OLD.id,
+                COALESCE((SELECT text FROM messages_index_text WHERE id = OLD.id),
+                    CASE WHEN json_valid(OLD.data) THEN json_extract(OLD.data, '$.content') END,
+                    '')
+                WHERE OLD.id <= (SELECT upto FROM messages_indexed);
+            DELETE FROM messages_index_text WHERE id = OLD.id;
+            INSERT INTO messages_fts(rowid, text) SELECT NEW.id, COALESCE(
+                CASE WHEN json_valid(NEW.data) THEN json_extract(NEW.data, '$.content') END, '')
+                WHERE NEW.id <= (SELECT upto FROM messages_indexed);
+        END""",
     ),
 )
 SCHEMA_VERSION: Final = len(MIGRATIONS)

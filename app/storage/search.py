@@ -9,6 +9,11 @@ them (:func:`search`). The index itself (``messages_fts``, external content read
 indexed by other text than its content has that text in ``messages_index_text``. A message
 of parts (text, images, files) is indexed by its text and its attachments' names
 (:func:`~app.parts.index_text`), never by the JSON of its parts nor a file's contents.
+
+Since schema 14 the index is fed in batches: the messages above ``messages_indexed.upto`` (at
+most 64, the newest) are not in it yet. A search indexes them first (:func:`index_pending`),
+so it finds every saved message, as before; one that cannot write (a full disk, another
+process holding the write lock) answers from the index as it is, without those few.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ log = logging.getLogger(__name__)
 __all__ = [
     "SearchHit",
     "fts_query",
+    "index_pending",
     "repaired_index_text",
     "search",
     "set_index_text",
@@ -100,6 +106,12 @@ async def search(
     query = fts_query(text)
     if query is None:
         return []
+    try:
+        await index_pending(database)
+    except (StorageFullError, StorageReadOnlyError, StorageBusyError) as err:
+        # As for a repair (below): the search still runs, over every message but the newest
+        # few not indexed yet, and the next search or append indexes them.
+        log.warning("newest messages not indexed for search: %s", err)
 
     async def op(conn: aiosqlite.Connection) -> list[tuple[int, str, int, bytes]]:
         # The snippet as bytes: an index row written before lone surrogates were repaired
@@ -122,6 +134,36 @@ async def search(
         SearchHit(session_id, seq, bytes(snippet).decode("utf-8", "replace"))
         for _id, session_id, seq, snippet in rows
     ]
+
+
+# The messages not in the index yet (schema 14), and the statements that index them: the same
+# as the trigger ``messages_fts_batch`` runs for every 64th message.
+_PENDING: Final = "SELECT (SELECT MAX(id) FROM messages) > (SELECT upto FROM messages_indexed)"
+_INDEX_PENDING: Final = (
+    """INSERT INTO messages_fts(rowid, text) SELECT id, text FROM messages_text
+        WHERE id > (SELECT upto FROM messages_indexed)""",
+    "UPDATE messages_indexed SET upto = (SELECT MAX(id) FROM messages)",
+)
+
+
+async def index_pending(database: Database) -> bool:
+    """Index the messages not in the full-text index yet (the newest few, see the module
+    docstring), in one transaction; returns whether there were any. Reads only when none."""
+
+    async def waiting(conn: aiosqlite.Connection) -> bool:
+        rows = list(await conn.execute_fetchall(_PENDING))
+        return bool(rows and rows[0][0])
+
+    async def op(conn: aiosqlite.Connection) -> bool:
+        if not await waiting(conn):  # another connection may have indexed them meanwhile
+            return False
+        for statement in _INDEX_PENDING:
+            await conn.execute(statement)
+        return True
+
+    if not await database.read(waiting):
+        return False
+    return await database.transaction(op)
 
 
 async def _repair_index(database: Database, message_ids: list[int]) -> None:
@@ -184,16 +226,22 @@ async def set_index_text(conn: aiosqlite.Connection, session_id: str, seq: int, 
 
 async def _replace_index_text(conn: aiosqlite.Connection, message_id: int, text: str) -> None:
     """The index reads its text from the view ``messages_text`` (schema 12): forget what it
-    holds for the message (told exactly), keep ``text`` as its own, and index that."""
+    holds for the message (told exactly), keep ``text`` as its own, and index that. A message
+    not indexed yet (schema 14) only gets its text: the batch that indexes it reads it."""
     await conn.execute(
         "INSERT INTO messages_fts(messages_fts, rowid, text) "
-        "SELECT 'delete', id, text FROM messages_text WHERE id = ?",
+        "SELECT 'delete', id, text FROM messages_text "
+        "WHERE id = ?1 AND ?1 <= (SELECT upto FROM messages_indexed)",
         (message_id,),
     )
     await conn.execute(
         "INSERT OR REPLACE INTO messages_index_text(id, text) VALUES (?, ?)", (message_id, text)
     )
-    await conn.execute("INSERT INTO messages_fts(rowid, text) VALUES (?, ?)", (message_id, text))
+    await conn.execute(
+        "INSERT INTO messages_fts(rowid, text) SELECT ?1, ?2 "
+        "WHERE ?1 <= (SELECT upto FROM messages_indexed)",
+        (message_id, text),
+    )
 
 
 def _is_utf8(data: bytes) -> bool:

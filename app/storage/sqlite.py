@@ -17,7 +17,9 @@ This module holds the history's queries: append, load, tail, list, rename, delet
 
 from __future__ import annotations
 
+import asyncio
 import errno
+import logging
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -47,6 +49,7 @@ from .branches import (
     branch_data,
     branch_rows,
     leaf_under,
+    linear_branch_data,
     position,
     sibling_groups,
     tail_rows,
@@ -58,11 +61,14 @@ from .schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from .search import (
     SearchHit,
     fts_query,
+    index_pending,
     repaired_index_text,
     set_index_text,
     storable_text,
 )
 from .search import search as _search
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "APPLICATION_ID",
@@ -187,24 +193,20 @@ class SQLiteSessionStore:
         if not isinstance(parent, Leaf):
             params += (parent,)
 
-        async def op(conn: aiosqlite.Connection) -> int:
-            # One thread hop per append (execute and fetch together): it is the hot path.
-            rows = await conn.execute_fetchall(sql, params)
-            row = next(iter(rows), None)
-            assert row is not None
-            return int(row[0])
+        if index_text is None and isinstance(parent, Leaf) and not has_attachments(message):
+            # The hot path: one statement, one thread hop (execute and fetch together).
+            [(seq,)] = await self.database.write_statement(sql, params)
+            return int(seq)
 
         async def op_checked(conn: aiosqlite.Connection) -> int:
             if isinstance(parent, int):
                 await validate_seq(conn, session_id, parent)
             await save_attachments(conn, [message])  # in the message's transaction
-            seq = await op(conn)
+            [(seq,)] = await conn.execute_fetchall(sql, params)
             if index_text is not None:
                 await set_index_text(conn, session_id, seq, index_text)
-            return seq
+            return int(seq)
 
-        if index_text is None and isinstance(parent, Leaf) and not has_attachments(message):
-            return await self.database.write(op)
         return await self.database.transaction(op_checked)
 
     async def append_many(
@@ -310,9 +312,14 @@ class SQLiteSessionStore:
         """The current branch's messages, oldest first (only their data is read)."""
 
         async def op(conn: aiosqlite.Connection) -> list[Message]:
-            at = await position(conn, session_id)
-            rows = await branch_data(conn, session_id, at.leaf, at.forked)
-            return await fill_messages(conn, self._decode_rows(rows))
+            linear = await linear_branch_data(conn, session_id)  # one statement: most loads
+            if linear:
+                messages = self._decode_linear(linear)
+            else:
+                at = await position(conn, session_id)
+                rows = await branch_data(conn, session_id, at.leaf, at.forked)
+                messages = self._decode_rows(rows)
+            return await fill_messages(conn, messages)
 
         return await self.database.read(op)
 
@@ -469,7 +476,15 @@ class SQLiteSessionStore:
         return await self.database.read(op)
 
     async def close(self) -> None:
-        """Close the connection (bounded: a stuck disk cannot hang the app's exit)."""
+        """Close the connection (bounded: a stuck disk cannot hang the app's exit).
+
+        The newest messages not in the search index yet are indexed first, so a closed file's
+        index is whole (best effort: a search indexes them anyway)."""
+        if self.database.is_open:
+            try:
+                await asyncio.wait_for(index_pending(self.database), timeout=5)
+            except (StorageError, TimeoutError) as err:
+                log.warning("newest messages not indexed before closing: %s", err)
         await self.database.close()
 
     def _record(self, row: Row) -> StoredMessage:
@@ -483,6 +498,13 @@ class SQLiteSessionStore:
             raise StorageCorruptError(
                 f"Message {seq} in {self.path} cannot be read: {err}."
             ) from err
+
+    def _decode_linear(self, rows: list[tuple[str]]) -> list[Message]:
+        """The messages of a never-forked branch's ``(data,)`` rows (the n-th is seq n)."""
+        try:
+            return [decode(data) for (data,) in rows]
+        except MessageFormatError:
+            return self._decode_rows([(seq, data) for seq, (data,) in enumerate(rows, 1)])
 
     def _decode_rows(self, rows: list[tuple[int, str]]) -> list[Message]:
         """The messages of ``(seq, data)`` rows (the first that cannot be read is named)."""

@@ -234,6 +234,12 @@ async def test_search_answers_when_its_index_repair_cannot_be_written(tmp_path: 
             "VALUES ('old', 1, 'r', 'user', ?, 0)",
             (json.dumps({"type": "user", "content": "old needle \ud800 text"}),),
         )
+        # The old code indexed it with its insert; schema 14 indexes in batches: index it now.
+        conn.execute(
+            "INSERT INTO messages_fts(rowid, text) SELECT id, text FROM messages_text "
+            "WHERE id > (SELECT upto FROM messages_indexed)"
+        )
+        conn.execute("UPDATE messages_indexed SET upto = (SELECT MAX(id) FROM messages)")
         conn.commit()
     store = SQLiteSessionStore(path)
     try:

@@ -143,6 +143,32 @@ async def test_the_tail_of_a_forked_branch_walks_up_through_the_index(tmp_path: 
     assert not any(step.startswith("SCAN m") for step in plan), plan
 
 
+async def test_a_load_reads_a_linear_branch_by_one_range_and_any_other_by_its_leaf(
+    tmp_path: Path,
+) -> None:
+    """The whole-branch read of a never-forked conversation takes its leaf in the same statement
+    (one thread hop); a forked, empty or unknown conversation falls back to the leaf's walk."""
+    from app.storage.branches import _LINEAR_DATA
+
+    store = SQLiteSessionStore(tmp_path / "c.sqlite")
+    try:
+        await chain(store, 4)
+        assert await texts(store) == ["q0", "a1", "q2", "a3"]
+        await store.append("s", "r", UserMessage("fork"), parent=2)
+        assert await texts(store) == ["q0", "a1", "fork"]
+        assert await store.select_branch("s", 3) == 4
+        assert await texts(store) == ["q0", "a1", "q2", "a3"]
+        await store.create_session("empty")
+        assert await texts(store, "empty") == [] and await texts(store, "unknown") == []
+        await store.append("t", "r", UserMessage("t1"), parent=None)
+        assert await texts(store, "t") == ["t1"]
+    finally:
+        await store.close()
+    plan = query_plan(tmp_path / "c.sqlite", _LINEAR_DATA, ("s",))
+    assert any("sqlite_autoindex_messages_1 (session_id=? AND seq<?)" in p for p in plan), plan
+    assert not any(step.startswith("SCAN") or "TEMP B-TREE" in step for step in plan), plan
+
+
 def make_v6_database(path: Path) -> None:
     """A schema-6 database (before the tree) with two linear conversations."""
     from app.messages import message_to_json

@@ -377,6 +377,47 @@ async def test_a_cancelled_caller_s_transaction_still_commits(db: Database) -> N
     assert count(db.path) == 3
 
 
+@pytest.mark.parametrize("state", ["closed", "open", "locked"])
+async def test_a_cancelled_caller_s_statement_still_commits(db: Database, state: str) -> None:
+    """``write_statement`` in each of its ways: the file not open yet (through ``write``),
+    open and free (queued before anything can suspend), the lock held by another write."""
+    release = asyncio.Event()
+    holder = None
+    if state != "closed":
+        await db.open()
+    if state == "locked":
+
+        async def hold(conn: aiosqlite.Connection) -> None:
+            await release.wait()
+
+        holder = asyncio.create_task(db.write(hold))
+        await asyncio.sleep(0)
+    started = asyncio.Event()
+
+    async def caller_fn() -> list[object]:
+        started.set()
+        return await db.write_statement("INSERT INTO b(y) VALUES (?) RETURNING y", (7,))
+
+    caller = asyncio.create_task(caller_fn())
+    await started.wait()
+    assert caller.cancel()  # still in flight
+    with pytest.raises(asyncio.CancelledError):
+        await caller
+    release.set()
+    if holder is not None:
+        await holder
+    # The next write queues behind it, so it sees the row committed.
+    assert await db.write_statement("SELECT count(*) FROM b WHERE y = 7", ()) == [(1,)]
+    assert count(db.path) == 1
+
+
+async def test_a_statement_s_error_is_translated(db: Database) -> None:
+    await db.open()
+    with pytest.raises(sqlite3.OperationalError, match="no such table"):
+        await db.write_statement("INSERT INTO nowhere VALUES (1)", ())
+    assert await db.write_statement("INSERT INTO b(y) VALUES (1) RETURNING y", ()) == [(1,)]
+
+
 async def test_a_read_never_sees_another_coroutine_s_open_transaction(db: Database) -> None:
     inside = asyncio.Event()
     release = asyncio.Event()

@@ -107,3 +107,14 @@ def test_unreadable_rows_are_refused_as_the_general_path_refuses_them(data: str)
         message_from_json(data)
     with pytest.raises(MessageFormatError):
         decode(data)
+
+
+def test_the_fast_assistant_sets_every_field() -> None:
+    import dataclasses
+
+    from app.messages import AssistantMessage
+    from app.storage.decode import ASSISTANT_FIELDS, _assistant_message
+
+    assert ASSISTANT_FIELDS == tuple(f.name for f in dataclasses.fields(AssistantMessage))
+    fast = _assistant_message("hi", None, "m", None)
+    assert fast == AssistantMessage("hi", model="m") and hash(fast) == hash(fast)

@@ -10,6 +10,7 @@ message's actions (its action bar, shown on hover or focus: Copy).
 
 from __future__ import annotations
 
+import bisect
 from typing import Any, Protocol
 
 from PySide6.QtCore import (
@@ -18,6 +19,7 @@ from PySide6.QtCore import (
     QPersistentModelIndex,
     QPoint,
     QPointF,
+    QRect,
     QRectF,
     QSize,
     Qt,
@@ -63,7 +65,7 @@ from .layout import (
 from .markdown import COPY_SCHEME, is_safe_link
 from .model import ItemKind, Roles, TranscriptItem, TranscriptModel
 from .pictures import DocPictures
-from .render import TOGGLE_SCHEME, MessageRender, RenderCache
+from .render import MAX_RENDERS, TOGGLE_SCHEME, MessageRender, RenderCache
 
 __all__ = ["SelectionSource", "TranscriptDelegate"]
 
@@ -117,6 +119,8 @@ class TranscriptDelegate(QStyledItemDelegate):
         self.selection: SelectionSource | None = None  # the view's text selection, if any
         self.actions = RowActions(self)  # each message's action bar (Copy)
         self.pictures = DocPictures()  # finished documents as pictures, blitted on repaint
+        # uid -> (key, geometry, where each document ends): see _laid_out.
+        self._geometries: dict[int, tuple[tuple[int, ...], RowGeometry, list[float]]] = {}
         self.actions.messageCopied.connect(self.messageCopied)
 
     # --- rendering -------------------------------------------------------------------------
@@ -124,6 +128,7 @@ class TranscriptDelegate(QStyledItemDelegate):
     def forget(self) -> None:
         self._renders.clear()
         self.pictures.clear()
+        self._geometries.clear()
         self._sizes.clear()
         self._metrics = None
 
@@ -143,7 +148,24 @@ class TranscriptDelegate(QStyledItemDelegate):
     def geometry(self, item: TranscriptItem, option: QStyleOptionViewItem) -> RowGeometry:
         """Where ``item``'s parts are in the row ``option.rect`` (view coordinates)."""
         render = self.render_for(item, self.width_for(item, option), option)
-        return row_geometry(item, render.docs(), option.rect)
+        return self._laid_out(item, render, render.docs(), option.rect)[0]
+
+    def _laid_out(
+        self, item: TranscriptItem, render: MessageRender, docs: list[QTextDocument], rect: QRect
+    ) -> tuple[RowGeometry, list[float]]:
+        """:func:`.layout.row_geometry` of the row, and where each document ends (view y),
+        kept until the row or its rectangle changes: an answer of 100,000 characters is
+        ~600 documents, and laying them out on every paint cost ~7 ms a frame."""
+        key = (item.version, id(render), len(docs), rect.x(), rect.y(), rect.width(), rect.height())
+        cached = self._geometries.get(item.uid)
+        if cached is not None and cached[0] == key:
+            return cached[1], cached[2]
+        geometry = row_geometry(item, docs, rect)
+        ends = [o.y() + size[1] for o, size in zip(geometry.origins, geometry.sizes, strict=True)]
+        if len(self._geometries) >= MAX_RENDERS:
+            self._geometries.clear()
+        self._geometries[item.uid] = (key, geometry, ends)
+        return geometry, ends
 
     def _item(self, index: QModelIndex | QPersistentModelIndex) -> TranscriptItem | None:
         item = index.data(Roles.ITEM)
@@ -240,7 +262,7 @@ class TranscriptDelegate(QStyledItemDelegate):
         palette = option.palette
         tokens = tokens_for(palette)
         docs = render.docs()
-        geometry = row_geometry(item, docs, option.rect)
+        geometry, ends = self._laid_out(item, render, docs, option.rect)
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         card = geometry.card
@@ -267,10 +289,18 @@ class TranscriptDelegate(QStyledItemDelegate):
         visible = _visible_rect(painter)
         selected = self.selection.ranges(item.uid) if self.selection is not None else {}
         # Finished pieces are blitted from pictures (.pictures); the streaming tail is drawn.
-        settled = render.chunks[:-1] if item.streaming and render.tail else render.chunks
-        pictured = {id(doc) for doc in settled}
-        for number, doc in enumerate(docs):
+        chunks = render.chunks
+        settled = len(chunks) - 1 if item.streaming and render.tail else len(chunks)
+        lowest = docs.index(chunks[0]) if chunks else 0  # the chunks are consecutive in docs
+        pictured = range(lowest, lowest + settled)
+        # Only the documents the device shows (the first whose end is below its top, on to
+        # the last that starts above its bottom): a long answer has hundreds of them.
+        first = bisect.bisect_left(ends, visible.top()) if visible is not None else 0
+        for number in range(first, len(docs)):
+            doc = docs[number]
             origin = geometry.origins[number]
+            if visible is not None and origin.y() > visible.bottom():
+                break
             height = geometry.sizes[number][1]
             # Draw only what the device can show: a long answer is a tall row, and drawing
             # all of it every frame made a delta's cost grow with the answer's length.
@@ -294,7 +324,7 @@ class TranscriptDelegate(QStyledItemDelegate):
             pal.setColor(QPalette.ColorRole.Text, colour)
             span = selected.get(number)
             chosen = span is not None and span[1] > span[0]
-            if not chosen and id(doc) in pictured:
+            if not chosen and number in pictured:
                 if self.pictures.draw(painter, doc, origin, clip, pal):
                     continue
             painter.save()
@@ -350,7 +380,7 @@ class TranscriptDelegate(QStyledItemDelegate):
         """
         render = self.render_for(item, self.width_for(item, option), option)
         docs = render.docs()
-        geometry = row_geometry(item, docs, option.rect)
+        geometry = self._laid_out(item, render, docs, option.rect)[0]
         point = QPointF(pos)
         action = self.actions.at(item, geometry, option.font, point)
         if action:
@@ -370,7 +400,8 @@ class TranscriptDelegate(QStyledItemDelegate):
             return ""
         render = self.render_for(item, self.width_for(item, option), option)
         docs = render.docs()
-        hit = doc_at(row_geometry(item, docs, option.rect), float(pos.x()), float(pos.y()))
+        geometry = self._laid_out(item, render, docs, option.rect)[0]
+        hit = doc_at(geometry, float(pos.x()), float(pos.y()))
         if hit is None or render.footer is None or docs[hit[0]] is not render.footer:
             return ""
         return answer_tokens(item.usage.input_tokens, item.usage.output_tokens).tooltip

@@ -203,7 +203,8 @@ def row_geometry(item: TranscriptItem, docs: list[QTextDocument], rect: QRect) -
     col_right = col_left + col_width
     top = rect.top() + box.top
     spaces = doc_gaps(docs)
-    body = sum(doc.size().height() for doc in docs) + sum(spaces)
+    heights = [doc.size().height() for doc in docs]  # once each: a long answer has hundreds
+    body = sum(heights) + sum(spaces)
     card_height = body + 2 * box.pad_y
     if item.kind is ItemKind.USER and docs:
         # Qt puts a line's extra height under it: a bubble would pad its text more below.
@@ -226,8 +227,7 @@ def row_geometry(item: TranscriptItem, docs: list[QTextDocument], rect: QRect) -
     y = float(top + box.pad_y)
     origins: list[QPointF] = []
     sizes: list[tuple[float, float]] = []
-    for doc, space in zip(docs, spaces, strict=True):
-        height = doc.size().height()
+    for doc, space, height in zip(docs, spaces, heights, strict=True):
         y += space
         origins.append(QPointF(left, y))
         sizes.append((doc.textWidth(), height))

@@ -120,3 +120,29 @@ def test_the_cache_is_bounded(qtbot: Any) -> None:
     view.delegate.pictures = small = DocPictures(max_pixels=1)
     _grab(view)
     assert len(small) == 1  # the newest only (one picture is always kept while drawn)
+
+
+def test_a_repaint_visits_only_the_documents_on_screen(qtbot: Any) -> None:
+    """An answer of ~100,000 characters is hundreds of documents; a repaint blits or draws
+    only the few the viewport shows, and the row's layout is not redone while it is unchanged."""
+    from bench._text import markdown_text
+
+    model, view = _view(qtbot, markdown_text(90_000, seed=5))
+    item = model.item(1)
+    render = view.delegate._renders[item.uid]
+    assert len(render.docs()) > 300
+    view.verticalScrollBar().setValue(view.verticalScrollBar().maximum() // 2)
+    _grab(view)
+    visited: list[object] = []
+    pictures = view.delegate.pictures
+    original = pictures.draw
+
+    def counting(painter: Any, doc: Any, *args: Any) -> bool:
+        visited.append(doc)
+        return original(painter, doc, *args)
+
+    pictures.draw = counting  # type: ignore[method-assign]
+    laid_out = view.delegate._geometries[item.uid][1]
+    _grab(view)
+    assert 0 < len(visited) < 20
+    assert view.delegate._geometries[item.uid][1] is laid_out  # not laid out again

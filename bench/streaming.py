@@ -106,10 +106,10 @@ async def _app(base_url: str, tokens: int) -> dict[str, float]:
         rows = window.transcript_model.items()
         text = rows[-1].text if rows else ""
         words = len(text.split())
-        window.close()
-        closed = window._closed
-        if closed is not None:
-            await asyncio.wait_for(closed, 15)
+        window.close()  # its own shutdown: the request's helpers (a title), then the services
+        shutdown = window._shutdown_task
+        if shutdown is not None:
+            await asyncio.wait_for(shutdown, 15)
         else:
             await services.close()
     if words != tokens:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Any, Final, TypeAlias
+from typing import Any, Final, TypeAlias, TypeVar
 
 from .errors import MessageFormatError
 from .parts import Content, FilePart, ImagePart, Part, TextPart, part_from_dict, part_to_dict
@@ -240,13 +240,23 @@ class AssistantMessage:
     def __post_init__(self) -> None:
         object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
         object.__setattr__(self, "stop_reason", parse_stop_reason(self.stop_reason))
-        reasoning = tuple(self.reasoning)
-        for part in reasoning:
-            if not isinstance(part, Reasoning):
-                raise MessageFormatError(
-                    f"assistant message reasoning must hold Reasoning parts, got {part!r:.80}"
-                )
+        reasoning = _all_of(
+            self.reasoning, Reasoning, "assistant message reasoning must hold Reasoning parts"
+        )
         object.__setattr__(self, "reasoning", reasoning)
+
+
+_T = TypeVar("_T")
+
+
+def _all_of(values: Iterable[object], kind: type[_T], what: str) -> tuple[_T, ...]:
+    """``values`` as a tuple, each a ``kind``, or :class:`MessageFormatError`: ``what``, and the
+    first value that is not one."""
+    items = tuple(values)
+    for item in items:
+        if not isinstance(item, kind):
+            raise MessageFormatError(f"{what}, got {item!r:.80}")
+    return items  # type: ignore[return-value]
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,12 +282,7 @@ class ToolMessage:
         if self.outcome is not None:  # its word is accepted too
             object.__setattr__(self, "outcome", ToolOutcome(self.outcome))
         if self.images:
-            images = tuple(self.images)
-            for image in images:
-                if not isinstance(image, ImagePart):
-                    raise MessageFormatError(
-                        f"a tool result's images must be ImageParts: {image!r:.80}"
-                    )
+            images = _all_of(self.images, ImagePart, "a tool result's images must be ImageParts")
             object.__setattr__(self, "images", images)
 
 

@@ -29,10 +29,15 @@ def _view(qtbot: Any, text: str) -> tuple[TranscriptModel, TranscriptView]:
     model.append_delta(text)
     model.finish_streaming()
     qtbot.waitExposed(view)
-    width = view.viewport().width()
-    _grab(view)  # laid out and painted once: a scroll bar may have appeared
-    qtbot.waitUntil(lambda: view.viewport().width() == width or _grab(view) is not None)
-    _grab(view)
+    # Laid out and painted until the viewport keeps its width (a scroll bar may appear).
+    widths = [view.viewport().width()]
+
+    def settled() -> bool:
+        _grab(view)
+        widths.append(view.viewport().width())
+        return widths[-1] == widths[-2]
+
+    qtbot.waitUntil(settled)
     return model, view
 
 

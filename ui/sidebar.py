@@ -197,7 +197,7 @@ class Sidebar(QWidget):
             self.show_all()
 
     def set_search_results(self, hits: list[tuple[str, str]], query: str | None = None) -> None:
-        """``hits``: (session id, snippet) in rank order; one row per conversation. ``query``
+        """``hits``: (session id, snippet), newest first; one row per conversation. ``query``
         (default: the search field's text) is what the no-match line quotes and bold marks."""
         snippets: dict[str, str] = {}
         for session_id, snippet in hits:

@@ -463,7 +463,8 @@ class SQLiteSessionStore:
         return await self.database.write(op)
 
     async def search(self, text: str, *, limit: int = 50) -> list[SearchHit]:
-        """Messages of every session matching ``text`` (all words; the last as a prefix)."""
+        """Messages of every session matching ``text`` (all words; the last as a prefix), newest
+        first (see :mod:`app.storage.search`)."""
         return await _search(self.database, text, limit=limit)
 
     async def integrity_check(self) -> list[str]:

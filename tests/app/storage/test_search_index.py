@@ -140,20 +140,28 @@ async def test_loading_reads_only_seq_and_data_and_names_a_damaged_row(tmp_path:
         await store.close()
 
 
-async def test_search_ranks_only_the_newest_matches(tmp_path: Path) -> None:
+async def test_search_lists_the_newest_matches_first(tmp_path: Path) -> None:
+    """Newest first, whatever the rank: older messages saying the word more often come later."""
     from app.storage.search import search
 
     store = SQLiteSessionStore(tmp_path / "c.sqlite")
     try:
-        # Older messages say "needle" more often (a better rank), newer ones once.
         await store.append_many("old", "r", [UserMessage("needle " * 5 + str(i)) for i in range(5)])
         await store.append_many("new", "r", [UserMessage(f"needle and hay {i}") for i in range(5)])
-        every = await search(store.database, "needle", limit=3)
-        assert [h.session_id for h in every] == ["old"] * 3  # all ten ranked: the old win
-        newest = await search(store.database, "needle", limit=3, ranked=5)
-        assert [h.session_id for h in newest] == ["new"] * 3  # only the newest five ranked
-        assert len(await search(store.database, "needle", limit=50, ranked=5)) == 5
-        assert await search(store.database, "absent", ranked=5) == []
+        await store.append("other", "r", UserMessage("hay only"))
+        hits = await search(store.database, "needle", limit=3)
+        assert [(h.session_id, h.seq) for h in hits] == [("new", 5), ("new", 4), ("new", 3)]
+        every = await search(store.database, "needle", limit=50)
+        assert [(h.session_id, h.seq) for h in every] == [("new", n) for n in range(5, 0, -1)] + [
+            ("old", n) for n in range(5, 0, -1)
+        ]
+        assert await search(store.database, "absent") == []
+        # A message saved later in an older conversation comes first.
+        await store.append("old", "r", UserMessage("one more needle"))
+        assert [h.session_id for h in await search(store.database, "needle", limit=2)] == [
+            "old",
+            "new",
+        ]
     finally:
         await store.close()
 
@@ -210,8 +218,8 @@ async def test_schema_13_indexes_prefixes_and_finds_the_same(tmp_path: Path) -> 
 
 def _search_rows(conn: sqlite3.Connection, text: str) -> list[tuple[str, int, str]]:
     """What the store's search returns, asked of a database the store has not opened."""
-    from app.storage.search import _SEARCH, RANKED, fts_query
+    from app.storage.search import _SEARCH, fts_query
 
     query = fts_query(text)
-    rows = conn.execute(_SEARCH, (query, 50, RANKED)).fetchall()
+    rows = conn.execute(_SEARCH, (query, 50)).fetchall()
     return [(str(r[1]), int(r[2]), bytes(r[3]).decode("utf-8")) for r in rows]

@@ -74,6 +74,9 @@ def measure(
     model.flush()
     settle(view)
     view.close()
+    from ui.collector import settle_startup_objects
+
+    settle_startup_objects()  # as the app does once its window is ready (ui.main)
     results: dict[str, Any] = {}
     for name in names or list(PATTERNS):
         text = _hostile(PATTERNS[name], chars)

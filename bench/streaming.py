@@ -87,6 +87,9 @@ async def _app(base_url: str, tokens: int) -> dict[str, float]:
         window.show()
         await window.models.apply_settings()
         await asyncio.sleep(0.2)  # let the shown window settle
+        from ui.collector import settle_startup_objects
+
+        settle_startup_objects()  # as the app does once its window is ready (ui.main)
         finished: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         window.controller.runFinished.connect(lambda: finished.done() or finished.set_result(None))
         probe = StallProbe()

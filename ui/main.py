@@ -262,6 +262,9 @@ def main(
         start.hand_over(window)
         if on_stage is not None:
             on_stage("ready", window)
+        from .collector import settle_startup_objects
+
+        settle_startup_objects()  # full collections stop walking the start-up objects
         await window.run()
         return 0
 

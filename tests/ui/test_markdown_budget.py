@@ -292,3 +292,31 @@ def test_a_normal_long_document_renders_as_before(qapp: Any) -> None:
     shown = " ".join(chunk.toPlainText() for chunk in render.chunks)
     assert shown.split() == expected.toPlainText().split()
     assert len(render.code_blocks) == 60
+
+
+UNCLOSED = [
+    "[\n" * 200,
+    "![" * 300,
+    "[not a link (https://example.org) and ![no image(x.png)",
+    "- [ a task without its box\n- [ another\n\n> [quoted *em* `code`",
+    "<https://example.org/autolink> [ $x^2$ \\[ escaped **bold [**",
+    "| a | [b |\n|---|---|\n| [1 | 2 |",
+]
+
+
+@pytest.mark.parametrize("text", UNCLOSED)
+def test_text_without_a_closing_bracket_renders_as_with_every_rule(text: str) -> None:
+    """Such text is parsed without the link rules (cheaper): the HTML must not change."""
+    from ui.transcript import markdown
+
+    with_links = markdown._parser()
+    assert "]" not in text
+    assert markdown._md(text) is not markdown._md("[a](https://example.org)")
+    expected = with_links.render(text)
+    assert markdown._md(text).render(text) == expected
+    assert render_markdown(text).plain_blocks == 0
+
+
+def test_unclosed_brackets_cost_little() -> None:
+    lines = "[\n" * 1000  # a block of them once was over budget (35 µs each)
+    assert inline_cost(lines) < INLINE_BUDGET < inline_cost(lines + "]")

@@ -160,7 +160,7 @@ def test_hand_over_to_the_main_window(qtbot: Any, run: Any, tmp_path: Path) -> N
 
 
 _DRIVER = """
-import json, sys
+import gc, json, sys
 from PySide6.QtCore import QTimer
 import ui.main
 
@@ -178,7 +178,7 @@ def on_stage(stage, window):
         QTimer.singleShot(0, window.close)
 
 code = ui.main.main(["--data-dir", sys.argv[1]], on_stage=on_stage)
-print(json.dumps(dict(seen, code=code)))
+print(json.dumps(dict(seen, code=code, frozen=gc.get_freeze_count())))
 """
 
 
@@ -203,3 +203,5 @@ def test_entry_point_shows_the_start_window_before_the_core(run: Any, tmp_path: 
     # The main window lists them from its first frame (no empty list while it loads).
     assert seen["titles"] == seen["start_titles"]
     assert seen["code"] == 0
+    # Once ready, the start-up objects are left out of garbage collection (ui.collector).
+    assert seen["frozen"] > 10_000

@@ -57,6 +57,9 @@ _MAX_HIGHLIGHT = 200_000
 INLINE_BUDGET = 20_000
 # Characters that open an inline construct markdown-it scans ahead for, with their cost in µs.
 _OPENER_US = {"[": 35, "*": 8, "_": 8, "~": 8, "`": 3, "<": 2, "&": 1, "\\": 1}
+# A ``[`` in text without any ``]``: no link can close, and the parser without the link rules
+# (:func:`_md`) passes it as text, like any other character that is not an opener.
+_UNCLOSED_BRACKET_US = 2
 
 
 def inline_cost(text: str) -> int:
@@ -66,6 +69,8 @@ def inline_cost(text: str) -> int:
     counts = {opener: text.count(opener) for opener in _OPENER_US}
     openers = sum(counts.values())
     per_opener = sum(_OPENER_US[opener] * count for opener, count in counts.items())
+    if "]" not in text:
+        per_opener -= (_OPENER_US["["] - _UNCLOSED_BRACKET_US) * counts["["]
     return per_opener + len(text) * openers // 1000
 
 
@@ -93,11 +98,13 @@ def code_style(dark: bool) -> str:
     return "one-dark" if dark else "xcode"
 
 
-def _parser() -> MarkdownIt:
+def _parser(*, links: bool = True) -> MarkdownIt:
     from markdown_it import MarkdownIt
 
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
     md.enable(["table", "strikethrough"])
+    if not links:
+        md.disable(["link", "image", "reference"])
     md.core.ruler.at("inline", _bounded_inline)
     from .math import install_math
 
@@ -124,14 +131,17 @@ def _bounded_inline(state: Any) -> None:
 _PARSERS: list[MarkdownIt] = []
 
 
-def _md() -> MarkdownIt:
+def _md(text: str = "]") -> MarkdownIt:
+    """The parser for ``text``: without the link, image and reference-definition rules when
+    it has no ``]`` (none of them can close then, and each ``[`` they try scans ahead for one:
+    200 lines of ``[`` took 5.5 ms instead of 2.4). The output is the same either way."""
     if not _PARSERS:
-        _PARSERS.append(_parser())
-    return _PARSERS[0]
+        _PARSERS.extend((_parser(), _parser(links=False)))
+    return _PARSERS[0] if "]" in text else _PARSERS[1]
 
 
 def warm_up() -> None:
-    """Import and build the Markdown parser now (it is otherwise made on first use)."""
+    """Import and build the Markdown parsers now (they are otherwise made on first use)."""
     _md()
 
 
@@ -309,7 +319,7 @@ def _rules(md: MarkdownIt) -> dict[str, Any]:
 def render_markdown(text: str, *, dark: bool = False, code_offset: int = 0) -> RenderedHtml:
     """Render ``text`` to inert HTML. ``code_offset`` numbers Copy links across chunks."""
     renderer = _Renderer(dark=dark, code_offset=code_offset)
-    md = _md()
+    md = _md(text)
     saved = renderer.install(md)
     env: dict[str, Any] = {}
     try:

@@ -4,8 +4,9 @@ Two stores are filled the same way (sessions of 100 messages, each saved with ``
 at ``synchronous=normal``: filling is not what is timed), with text drawn from one vocabulary
 in a Zipf-like mix, so a word's share of the messages is the same in both corpora. Then each
 query of :data:`QUERIES` — a rare word, a common one, a prefix, two letters, two words — runs
-through ``SQLiteSessionStore.search`` (the app's search: every word, the last as a prefix,
-best 50 by rank, with snippets) several times; the figure is the median latency of each
+through ``SQLiteSessionStore.search`` (the app's search: every word, the last as a prefix;
+the newest matching message of each conversation, up to 50 conversations found among the
+newest 2,000 matches, with snippets) several times; the figure is the median latency of each
 query, and the ratio of the large corpus to the small one (goal: flat, within 2×).
 """
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
@@ -36,6 +37,7 @@ __all__ = [
     "SearchHit",
     "fts_query",
     "index_pending",
+    "SCANNED",
     "repaired_index_text",
     "search",
     "set_index_text",
@@ -78,25 +80,51 @@ def fts_query(text: str) -> str | None:
     return " ".join(quoted)
 
 
-# Newest first: FTS5 walks the index backwards and stops after ``?2`` matches, so a search
-# costs about the same over 1,000 messages or 100,000, and the hits come in the sidebar's own
-# order (its conversations are listed newest first), as chat apps list what a search finds.
+#: How many of the newest matching messages a search looks through for conversations.
+SCANNED: Final = 2_000
+
+# Newest first, one hit per conversation: the newest matching message of each conversation,
+# found by walking the index backwards (FTS5 stops where the walk stops). The hits come in the
+# sidebar's own order (its conversations are listed newest first), as chat apps list what a
+# search finds, and a long conversation full of the word does not take every place. The cost
+# is bounded by ``SCANNED``, not by the history's size: a conversation whose newest match is
+# older than the newest 2,000 matches is not shown.
 # Relevance (bm25) was dropped on purpose: it needs every match's count before it can rank,
-# which made a common word cost in proportion to the history's size (10x from 1k to 100k
-# messages), and for the conversation list "where did I last talk about this" is the question.
+# which made a common word cost in proportion to the history (10x from 1k to 100k messages).
 # One cost stays proportional: a last word longer than the prefix index ('1 2 3') is merged
 # from every word it starts by SQLite itself (~2 ms for a word in half of 100,000 messages).
-_SEARCH: Final = """
-    SELECT m.id, m.session_id, m.seq, CAST(snippet(messages_fts, 0, '[', ']', '…', 12) AS BLOB)
+#
+# The snippet is made only for each conversation's first (newest) row of the walk: CASE runs
+# ``snippet()`` only when ``continuum_first_of`` — a function of this search, which remembers
+# the sessions it saw — says the row is the first of its session. ?1 the query, ?2 SCANNED.
+_NEWEST: Final = """
+    SELECT m.id, m.session_id, m.seq, CASE WHEN continuum_first_of(m.session_id)
+        THEN CAST(snippet(messages_fts, 0, '[', ']', '…', 12) AS BLOB) END
     FROM messages_fts JOIN messages AS m ON m.id = messages_fts.rowid
-    WHERE messages_fts MATCH ?1
-    ORDER BY messages_fts.rowid DESC LIMIT ?2
+    WHERE messages_fts MATCH ?1 ORDER BY messages_fts.rowid DESC LIMIT ?2
 """
+# Rows fetched at a time, growing (each fetch is a hop to the database thread; each row fetched
+# past the last conversation needed is walked for nothing).
+_FIRST_FETCH: Final = 64
+
+
+def _first_of() -> Callable[[object], int]:
+    """A fresh ``continuum_first_of``: 1 the first time it is given a session id, else 0."""
+    seen: set[object] = set()
+
+    def first_of(session_id: object) -> int:
+        if session_id in seen:
+            return 0
+        seen.add(session_id)
+        return 1
+
+    return first_of
 
 
 async def search(database: Database, text: str, *, limit: int = 50) -> list[SearchHit]:
-    """Messages of every session matching ``text`` (all words; the last as a prefix): the
-    newest ``limit``, newest first."""
+    """The conversations with a message matching ``text`` (all words; the last as a prefix),
+    newest first: the newest matching message of each, up to ``limit`` conversations, among
+    the newest :data:`SCANNED` matches."""
     query = fts_query(text)
     if query is None:
         return []
@@ -110,8 +138,19 @@ async def search(database: Database, text: str, *, limit: int = 50) -> list[Sear
     async def op(conn: aiosqlite.Connection) -> list[tuple[int, str, int, bytes]]:
         # The snippet as bytes: an index row written before lone surrogates were repaired
         # holds bytes that are not UTF-8, and decoding them must not fail the whole search.
-        async with conn.execute(_SEARCH, (query, limit)) as cursor:
-            return [(int(r[0]), str(r[1]), int(r[2]), bytes(r[3])) for r in await cursor.fetchall()]
+        await conn.create_function("continuum_first_of", 1, _first_of())
+        hits: list[tuple[int, str, int, bytes]] = []
+        fetch = _FIRST_FETCH
+        async with conn.execute(_NEWEST, (query, SCANNED)) as cursor:
+            while len(hits) < limit:  # the walk stops as soon as enough are found
+                rows = await cursor.fetchmany(fetch)
+                hits.extend(
+                    (int(r[0]), str(r[1]), int(r[2]), bytes(r[3])) for r in rows if r[3] is not None
+                )
+                if len(rows) < fetch:
+                    break
+                fetch *= 4
+        return hits[:limit]
 
     rows = await database.read(op)
     broken = [row[0] for row in rows if not _is_utf8(row[3])]

@@ -143,23 +143,20 @@ async def test_search_finds_every_hit_when_a_message_holds_a_lone_surrogate(
 ) -> None:
     store = SQLiteSessionStore(tmp_path / "x.sqlite")
     try:
+        # One conversation each: a search shows each conversation's newest match.
         await store.append("broken", "r1", UserMessage("needle in a broken \ud800 paste \udfff"))
-        await store.append_many(
-            "broken",
-            "r2",
-            [
-                AssistantMessage("another needle \ud83d here", model="m"),
-                AssistantMessage("needle with an emoji 😀 and no surrogate", model="m"),
-            ],
+        await store.append("lone", "r2", AssistantMessage("another needle \ud83d here", model="m"))
+        await store.append(
+            "emoji", "r2", AssistantMessage("needle with an emoji 😀 and no surrogate", model="m")
         )
         await store.append("clean", "r3", UserMessage("a clean needle"))
         hits = await store.search("needle")
         assert_valid(hits)
-        assert sorted((h.session_id, h.seq) for h in hits) == [
-            ("broken", 1),
-            ("broken", 2),
-            ("broken", 3),
+        assert [(h.session_id, h.seq) for h in hits] == [
             ("clean", 1),
+            ("emoji", 1),
+            ("lone", 1),
+            ("broken", 1),
         ]
         assert all("[needle]" in h.snippet for h in hits)
         [broken] = await store.search("paste")
@@ -216,8 +213,9 @@ async def test_services_search_with_a_lone_surrogate_in_another_conversation(
         [e async for e in services.stream(clean.id, "this haystack too")]
     hits = await services.search("haystack")
     assert_valid(hits)
-    # Each conversation's question, and the simulator's echo of it.
-    assert sorted(h.session_id for h in hits) == sorted([broken.id] * 2 + [clean.id] * 2)
+    # Each conversation once (its newest match: the simulator's echo of the question).
+    assert sorted(h.session_id for h in hits) == sorted([broken.id, clean.id])
+    assert all("[haystack]" in h.snippet for h in hits)
     assert await services.search("\ud800 needle") != []
 
 

@@ -45,8 +45,29 @@ def index_rows(path: Path) -> int:
         return int(conn.execute("SELECT count(*) FROM messages_fts_docsize").fetchone()[0])
 
 
+def matching(path: Path, text: str) -> list[tuple[str, int]]:
+    """Every message the index finds for ``text`` (newest first), asked of SQLite itself."""
+    from app.storage.search import fts_query
+
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        rows = conn.execute(
+            "SELECT m.session_id, m.seq FROM messages_fts JOIN messages m "
+            "ON m.id = messages_fts.rowid WHERE messages_fts MATCH ? ORDER BY m.id DESC",
+            (fts_query(text),),
+        ).fetchall()
+    return [(str(session), int(seq)) for session, seq in rows]
+
+
 async def hits(store: SQLiteSessionStore, text: str) -> list[tuple[str, int]]:
-    return sorted((h.session_id, h.seq) for h in await store.search(text))
+    """Every message found for ``text`` once the store searched it (which indexes what waits);
+    the store's own answer is the newest of each conversation among them."""
+    found = [(h.session_id, h.seq) for h in await store.search(text)]
+    every = matching(Path(store.path), text)
+    newest = {}
+    for session, seq in every:
+        newest.setdefault(session, seq)
+    assert found == list(newest.items())
+    return sorted(every)
 
 
 async def test_appends_index_in_batches_and_a_search_finds_the_newest(tmp_path: Path) -> None:
@@ -61,7 +82,7 @@ async def test_appends_index_in_batches_and_a_search_finds_the_newest(tmp_path: 
         assert index_rows(path) == BATCH
         assert await hits(store, f"word{BATCH + 5}") == [("s", BATCH + 5)]  # not waited for
         assert indexed(path) == (BATCH + 5, BATCH + 5)
-        assert len(await store.search("shared", limit=100)) == BATCH + 5
+        assert len(await hits(store, "shared")) == BATCH + 5
         fts_ok(path)
         assert not await index_pending(store.database)  # nothing waits: nothing written
     finally:
@@ -159,10 +180,12 @@ async def test_a_search_that_cannot_index_still_answers(tmp_path: Path) -> None:
         await store.append_many("s", "r", [UserMessage(f"needle {i}") for i in range(BATCH + 2)])
         other.execute("BEGIN IMMEDIATE")  # another process writing: no index write now
         try:
-            assert len(await store.search("needle", limit=100)) == BATCH  # not the newest two
+            # Not the newest two: the conversation's newest match is the last one indexed.
+            assert [h.seq for h in await store.search("needle")] == [BATCH]
         finally:
             other.execute("ROLLBACK")
-        assert len(await store.search("needle", limit=100)) == BATCH + 2
+        assert [h.seq for h in await store.search("needle")] == [BATCH + 2]
+        assert len(matching(path, "needle")) == BATCH + 2
     finally:
         other.close()
         await store.close()
@@ -229,7 +252,7 @@ async def test_schema_13_migrates_and_finds_the_same(tmp_path: Path) -> None:
         for i in range(30):  # across a batch (id 128)
             await store.append("s9", "r", UserMessage(f"apricots {i} after the upgrade"))
         assert indexed(path) == (128, 130)
-        assert len(await store.search("apricots", limit=100)) == 30
+        assert len(await hits(store, "apricots")) == 30
     finally:
         await store.close()
     assert after == before

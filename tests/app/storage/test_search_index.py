@@ -140,8 +140,8 @@ async def test_loading_reads_only_seq_and_data_and_names_a_damaged_row(tmp_path:
         await store.close()
 
 
-async def test_search_lists_the_newest_matches_first(tmp_path: Path) -> None:
-    """Newest first, whatever the rank: older messages saying the word more often come later."""
+async def test_search_lists_conversations_by_their_newest_match(tmp_path: Path) -> None:
+    """Newest first, whatever the rank, one hit per conversation: its newest matching message."""
     from app.storage.search import search
 
     store = SQLiteSessionStore(tmp_path / "c.sqlite")
@@ -149,21 +149,58 @@ async def test_search_lists_the_newest_matches_first(tmp_path: Path) -> None:
         await store.append_many("old", "r", [UserMessage("needle " * 5 + str(i)) for i in range(5)])
         await store.append_many("new", "r", [UserMessage(f"needle and hay {i}") for i in range(5)])
         await store.append("other", "r", UserMessage("hay only"))
-        hits = await search(store.database, "needle", limit=3)
-        assert [(h.session_id, h.seq) for h in hits] == [("new", 5), ("new", 4), ("new", 3)]
-        every = await search(store.database, "needle", limit=50)
-        assert [(h.session_id, h.seq) for h in every] == [("new", n) for n in range(5, 0, -1)] + [
-            ("old", n) for n in range(5, 0, -1)
-        ]
+        hits = await search(store.database, "needle")
+        assert [(h.session_id, h.seq) for h in hits] == [("new", 5), ("old", 5)]
+        assert hits[0].snippet == "[needle] and hay 4"
+        assert [h.session_id for h in await search(store.database, "needle", limit=1)] == ["new"]
         assert await search(store.database, "absent") == []
-        # A message saved later in an older conversation comes first.
+        # A message saved later in an older conversation brings it first.
         await store.append("old", "r", UserMessage("one more needle"))
-        assert [h.session_id for h in await search(store.database, "needle", limit=2)] == [
-            "old",
-            "new",
+        hits = await search(store.database, "needle")
+        assert [(h.session_id, h.seq, h.snippet) for h in hits] == [
+            ("old", 6, "one more [needle]"),
+            ("new", 5, "[needle] and hay 4"),
         ]
     finally:
         await store.close()
+
+
+async def test_a_long_conversation_does_not_crowd_out_the_others(tmp_path: Path) -> None:
+    store = SQLiteSessionStore(tmp_path / "c.sqlite")
+    try:
+        for n in range(5):
+            await store.append(f"earlier{n}", "r", UserMessage(f"python question {n}"))
+        await store.append_many("long", "r", [UserMessage(f"python {i}") for i in range(300)])
+        hits = await store.search("python")
+        assert [h.session_id for h in hits] == ["long"] + [f"earlier{n}" for n in range(4, -1, -1)]
+        assert hits[0].seq == 300
+    finally:
+        await store.close()
+
+
+async def test_search_looks_through_the_newest_matches_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from app.storage import search as search_module
+
+    monkeypatch.setattr(search_module, "SCANNED", 10)
+    store = SQLiteSessionStore(tmp_path / "c.sqlite")
+    try:
+        await store.append("first", "r", UserMessage("word"))
+        await store.append_many("busy", "r", [UserMessage(f"word {i}") for i in range(10)])
+        assert [h.session_id for h in await store.search("word")] == ["busy"]
+        await store.append("first", "r", UserMessage("word again"))
+        assert [h.session_id for h in await store.search("word")] == ["first", "busy"]
+    finally:
+        await store.close()
+
+
+def test_first_of_says_which_row_is_the_first_of_its_conversation() -> None:
+    from app.storage.search import _first_of
+
+    first_of = _first_of()
+    assert [first_of(s) for s in ["a", "b", "a", "c", "b", "a"]] == [1, 1, 0, 1, 0, 0]
+    assert _first_of()("a") == 1  # each search starts afresh
 
 
 def make_v12_database(path: Path, texts: list[str]) -> None:
@@ -218,8 +255,10 @@ async def test_schema_13_indexes_prefixes_and_finds_the_same(tmp_path: Path) -> 
 
 def _search_rows(conn: sqlite3.Connection, text: str) -> list[tuple[str, int, str]]:
     """What the store's search returns, asked of a database the store has not opened."""
-    from app.storage.search import _SEARCH, fts_query
+    from app.storage.search import _NEWEST, SCANNED, _first_of, fts_query
 
-    query = fts_query(text)
-    rows = conn.execute(_SEARCH, (query, 50)).fetchall()
-    return [(str(r[1]), int(r[2]), bytes(r[3]).decode("utf-8")) for r in rows]
+    conn.create_function("continuum_first_of", 1, _first_of())
+    rows = conn.execute(_NEWEST, (fts_query(text), SCANNED)).fetchall()
+    return [(str(r[1]), int(r[2]), bytes(r[3]).decode("utf-8")) for r in rows if r[3] is not None][
+        :50
+    ]

@@ -143,7 +143,7 @@ async def search(database: Database, text: str, *, limit: int = 50) -> list[Sear
         fetch = _FIRST_FETCH
         async with conn.execute(_NEWEST, (query, SCANNED)) as cursor:
             while len(hits) < limit:  # the walk stops as soon as enough are found
-                rows = await cursor.fetchmany(fetch)
+                rows = list(await cursor.fetchmany(fetch))
                 hits.extend(
                     (int(r[0]), str(r[1]), int(r[2]), bytes(r[3])) for r in rows if r[3] is not None
                 )

@@ -100,7 +100,35 @@ def test_a_document_changed_in_place_is_pictured_anew(qtbot: Any) -> None:
     changed = [relabel_anchor(doc, f"{COPY_SCHEME}:0", "✓ Copied") for doc in render.chunks]
     assert any(old is not None for old in changed)  # the code block's Copy link
     after = _grab(view)
-    assert pictures.drawn > made and after != before  # its picture was made again
+    assert pictures.drawn == made and after != before  # drawn directly as it is now
+    pictured = _grab(view)
+    assert pictures.drawn > made  # then its picture is made again, looking the same
+    count, worst = _differences(pictured, after)  # (glyph edges blended once more, as above)
+    assert count < after.width() * after.height() // 1000 and worst <= 64
+
+
+def test_a_picture_is_made_at_the_second_paint(qtbot: Any) -> None:
+    """The first paint of a document draws it; a picture pays from the second on."""
+    from PySide6.QtCore import QPointF, QRectF
+    from PySide6.QtGui import QPainter, QPalette, QPixmap, QTextDocument
+
+    doc = QTextDocument()
+    doc.setPlainText("Some finished text of an answer.")
+    doc.setTextWidth(300)
+    pictures = DocPictures()
+    target = QPixmap(400, 100)
+    painter = QPainter(target)
+    try:
+        clip = QRectF(0, 0, 300, doc.size().height())
+        draw = lambda: pictures.draw(painter, doc, QPointF(0, 0), clip, QPalette())  # noqa: E731
+        assert draw() is False and pictures.drawn == 0  # drawn directly by the caller
+        assert draw() is True and pictures.drawn == 1 and len(pictures) == 1
+        assert draw() is True and pictures.drawn == 1  # blitted
+        doc.setPlainText("Changed in place.")
+        assert draw() is False and pictures.drawn == 1  # a new look: drawn once more
+        assert draw() is True and pictures.drawn == 2
+    finally:
+        painter.end()
 
 
 def test_selected_text_and_another_theme_are_drawn_anew(qtbot: Any) -> None:

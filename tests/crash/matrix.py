@@ -57,6 +57,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import contextlib
 import json
 import os
 import random
@@ -432,9 +433,18 @@ def check_migration_state(state: dict[str, Any], fail: Callable[[str], None]) ->
 
 
 async def check_migrated(services: Any, fail: Callable[[str], None]) -> None:
-    hits = await services.search(V1_WORD, limit=10_000)
-    if len(hits) != V1_MESSAGES // 2:
-        fail(f"after migrating, search finds {len(hits)} of {V1_MESSAGES // 2} messages")
+    # A search shows each conversation once, by its newest match (the question at seq 999);
+    # every question must be in the index, counted by SQLite itself.
+    hits = sorted((h.session_id, h.seq) for h in await services.search(V1_WORD))
+    newest = V1_MESSAGES // V1_SESSIONS - 1
+    if hits != [(f"v1-{s}", newest) for s in range(V1_SESSIONS)]:
+        fail(f"after migrating, search finds {hits}")
+    with contextlib.closing(sqlite3.connect(services.storage.storage.path)) as conn:
+        (indexed,) = conn.execute(
+            "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?", (V1_WORD,)
+        ).fetchone()
+    if indexed != V1_MESSAGES // 2:
+        fail(f"after migrating, the index finds {indexed} of {V1_MESSAGES // 2} messages")
     sessions = {s.id: s.message_count for s in await services.list_sessions()}
     for s in range(V1_SESSIONS):
         if sessions.get(f"v1-{s}") != V1_MESSAGES // V1_SESSIONS:

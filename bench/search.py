@@ -54,7 +54,9 @@ async def _fill(store: SQLiteSessionStore, n: int) -> None:
         await store.append_many(f"s{start // PER_SESSION:05d}", "r", messages)
 
 
-async def _latencies(store: SQLiteSessionStore, repeats: int) -> dict[str, float]:
+async def _latencies(
+    store: SQLiteSessionStore, repeats: int, found: dict[str, int]
+) -> dict[str, float]:
     result = {}
     for name, query in QUERIES.items():
         await store.search(query)  # warm: the pages it reads are in the cache
@@ -64,6 +66,7 @@ async def _latencies(store: SQLiteSessionStore, repeats: int) -> dict[str, float
             hits = await store.search(query)
             samples.append(time.perf_counter() - started)
         assert hits, f"{name!r} found nothing"
+        found[name] = len(hits)  # conversations shown: each costs its snippet
         result[name] = statistics.median(samples) * 1000
     return result
 
@@ -71,6 +74,7 @@ async def _latencies(store: SQLiteSessionStore, repeats: int) -> dict[str, float
 async def measure(large: int = 100_000, small: int = 1_000, repeats: int = 15) -> dict[str, Any]:
     """Median latency (ms) of each query over each corpus, and the large/small ratios."""
     runs: dict[str, dict[str, float]] = {}
+    found: dict[str, dict[str, int]] = {"large": {}, "small": {}}
     fill_s: dict[str, float] = {}
     with tempfile.TemporaryDirectory(dir=Path.cwd()) as tmp:
         for key, n in (("small", small), ("large", large)):
@@ -79,7 +83,7 @@ async def measure(large: int = 100_000, small: int = 1_000, repeats: int = 15) -
                 started = time.perf_counter()
                 await _fill(store, n)
                 fill_s[key] = time.perf_counter() - started
-                runs[key] = await _latencies(store, repeats)
+                runs[key] = await _latencies(store, repeats, found[key])
             finally:
                 await store.close()
     ratios = {name: runs["large"][name] / runs["small"][name] for name in QUERIES}
@@ -88,6 +92,7 @@ async def measure(large: int = 100_000, small: int = 1_000, repeats: int = 15) -
         "fill_s": fill_s,
         "large_ms": runs["large"],
         "small_ms": runs["small"],
+        "hits": found,
         "ratios": ratios,
         "median_large_ms": statistics.median(runs["large"].values()),
         "median_small_ms": statistics.median(runs["small"].values()),

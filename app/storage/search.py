@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+import weakref
 from dataclasses import dataclass
 from typing import Final
 
@@ -95,11 +95,12 @@ SCANNED: Final = 2_000
 # from every word it starts by SQLite itself (~2 ms for a word in half of 100,000 messages).
 #
 # The snippet is made only for each conversation's first (newest) row of the walk: CASE runs
-# ``snippet()`` only when ``continuum_first_of`` — a function of this search, which remembers
-# the sessions it saw — says the row is the first of its session. ?1 the query, ?2 SCANNED.
+# ``snippet()`` only when ``continuum_first_of`` (:class:`_FirstOf`, which remembers the sessions
+# this search saw) says the row is the first of its session; every other row's is NULL, and a
+# first row's never is. ?1 the query, ?2 SCANNED.
 _NEWEST: Final = """
     SELECT m.id, m.session_id, m.seq, CASE WHEN continuum_first_of(m.session_id)
-        THEN CAST(snippet(messages_fts, 0, '[', ']', '…', 12) AS BLOB) END
+        THEN CAST(COALESCE(snippet(messages_fts, 0, '[', ']', '…', 12), '') AS BLOB) END
     FROM messages_fts JOIN messages AS m ON m.id = messages_fts.rowid
     WHERE messages_fts MATCH ?1 ORDER BY messages_fts.rowid DESC LIMIT ?2
 """
@@ -108,16 +109,37 @@ _NEWEST: Final = """
 _FIRST_FETCH: Final = 64
 
 
-def _first_of() -> Callable[[object], int]:
-    """A fresh ``continuum_first_of``: 1 the first time it is given a session id, else 0."""
-    seen: set[object] = set()
+class _FirstOf:
+    """``continuum_first_of``: 1 the first time a search gives it a session id, else 0.
 
-    def first_of(session_id: object) -> int:
-        if session_id in seen:
+    Registered once per connection (SQLite refuses to replace a function while a statement of
+    the connection is running, and a replacement re-prepares its cached statements); each
+    search starts it afresh with :meth:`reset`, under the database's lock."""
+
+    def __init__(self) -> None:
+        self._seen: set[object] = set()
+
+    def reset(self) -> None:
+        self._seen = set()
+
+    def __call__(self, session_id: object) -> int:
+        if session_id in self._seen:
             return 0
-        seen.add(session_id)
+        self._seen.add(session_id)
         return 1
 
+
+# The function of each open connection (a connection opened again registers it again).
+_REGISTERED: weakref.WeakKeyDictionary[aiosqlite.Connection, _FirstOf] = weakref.WeakKeyDictionary()
+
+
+async def _first_of(conn: aiosqlite.Connection) -> _FirstOf:
+    """``conn``'s ``continuum_first_of``, registered on first use, started afresh."""
+    first_of = _REGISTERED.get(conn)
+    if first_of is None:
+        first_of = _REGISTERED[conn] = _FirstOf()
+        await conn.create_function("continuum_first_of", 1, first_of)
+    first_of.reset()
     return first_of
 
 
@@ -138,7 +160,7 @@ async def search(database: Database, text: str, *, limit: int = 50) -> list[Sear
     async def op(conn: aiosqlite.Connection) -> list[tuple[int, str, int, bytes]]:
         # The snippet as bytes: an index row written before lone surrogates were repaired
         # holds bytes that are not UTF-8, and decoding them must not fail the whole search.
-        await conn.create_function("continuum_first_of", 1, _first_of())
+        await _first_of(conn)
         hits: list[tuple[int, str, int, bytes]] = []
         fetch = _FIRST_FETCH
         async with conn.execute(_NEWEST, (query, SCANNED)) as cursor:

@@ -317,6 +317,38 @@ def test_text_without_a_closing_bracket_renders_as_with_every_rule(text: str) ->
     assert render_markdown(text).plain_blocks == 0
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "- a [link](https://example.org)\n- " + "[" * 2900,
+        "# a heading ]\n\n" + "[" * 2900,
+        "| a | b] |\n|---|---|\n| " + "[" * 2900 + " | c |",
+    ],
+)
+def test_a_bracket_elsewhere_does_not_bring_the_link_rules_to_a_piece(
+    text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The parser is chosen per inline piece: a piece of 2,900 unclosed ``[`` (estimated at the
+    cheap rate, so within the budget) must not be parsed with the link rules (35 µs each)."""
+    from ui.transcript import markdown
+
+    markdown.warm_up()
+    with_links, without = markdown._PARSERS
+    pieces: dict[str, list[int]] = {"with": [], "without": []}
+    for name, md in (("with", with_links), ("without", without)):
+        original = md.inline.parse
+
+        def spy(src: str, *args: Any, _name: str = name, _original: Any = original) -> Any:
+            pieces[_name].append(src.count("["))
+            return _original(src, *args)
+
+        monkeypatch.setattr(md.inline, "parse", spy)
+    result = render_markdown(text)
+    assert result.plain_blocks == 0
+    assert 2900 in pieces["without"] and all(n < 10 for n in pieces["with"])
+    assert "[" * 2900 in shown(result.html)
+
+
 def test_unclosed_brackets_cost_little() -> None:
     lines = "[\n" * 1000  # a block of them once was over budget (35 µs each)
     assert inline_cost(lines) < INLINE_BUDGET < inline_cost(lines + "]")

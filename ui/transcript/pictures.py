@@ -61,7 +61,9 @@ class DocPictures:
         self.max_pixels = max_pixels
         self._pictures: OrderedDict[int, _Picture] = OrderedDict()
         self._pixels = 0
-        self._seen: OrderedDict[int, tuple[QTextDocument, _Key]] = OrderedDict()
+        # Documents painted once, by id: only their key is kept (not the document, which may be
+        # gone); a reused id with the same key makes a picture one paint early, nothing worse.
+        self._seen: OrderedDict[int, _Key] = OrderedDict()
         self.drawn = 0  # pictures made (tests read it)
 
     def __len__(self) -> int:
@@ -105,10 +107,9 @@ class DocPictures:
 
     def _first_sight(self, doc: QTextDocument, key: _Key) -> bool:
         """Whether ``doc`` is painted for the first time as ``key`` says (remembered, then)."""
-        seen = self._seen.pop(id(doc), None)
-        if seen is not None and seen[0] is doc and seen[1] == key:
+        if self._seen.pop(id(doc), None) == key:
             return False
-        self._seen[id(doc)] = (doc, key)
+        self._seen[id(doc)] = key
         while len(self._seen) > _SEEN:
             self._seen.popitem(last=False)
         return True

@@ -196,11 +196,33 @@ async def test_search_looks_through_the_newest_matches_only(
 
 
 def test_first_of_says_which_row_is_the_first_of_its_conversation() -> None:
-    from app.storage.search import _first_of
+    from app.storage.search import _FirstOf
 
-    first_of = _first_of()
+    first_of = _FirstOf()
     assert [first_of(s) for s in ["a", "b", "a", "c", "b", "a"]] == [1, 1, 0, 1, 0, 0]
-    assert _first_of()("a") == 1  # each search starts afresh
+    first_of.reset()  # each search starts afresh
+    assert [first_of(s) for s in ["a", "a"]] == [1, 0]
+
+
+async def test_a_search_after_a_cancelled_one_still_answers(tmp_path: Path) -> None:
+    """The function is registered once per connection; a search cut off mid-walk leaves
+    nothing that breaks the next one."""
+    import asyncio
+
+    store = SQLiteSessionStore(tmp_path / "c.sqlite")
+    try:
+        for n in range(30):
+            await store.append_many(f"s{n:02d}", "r", [UserMessage(f"word {i}") for i in range(40)])
+        expected = [(h.session_id, h.seq) for h in await store.search("word")]
+        assert len(expected) == 30 and expected[0] == ("s29", 40)
+        for _ in range(5):
+            task = asyncio.ensure_future(store.search("word"))
+            await asyncio.sleep(0)
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            assert [(h.session_id, h.seq) for h in await store.search("word")] == expected
+    finally:
+        await store.close()
 
 
 def make_v12_database(path: Path, texts: list[str]) -> None:
@@ -255,9 +277,9 @@ async def test_schema_13_indexes_prefixes_and_finds_the_same(tmp_path: Path) -> 
 
 def _search_rows(conn: sqlite3.Connection, text: str) -> list[tuple[str, int, str]]:
     """What the store's search returns, asked of a database the store has not opened."""
-    from app.storage.search import _NEWEST, SCANNED, _first_of, fts_query
+    from app.storage.search import _NEWEST, SCANNED, _FirstOf, fts_query
 
-    conn.create_function("continuum_first_of", 1, _first_of())
+    conn.create_function("continuum_first_of", 1, _FirstOf())
     rows = conn.execute(_NEWEST, (fts_query(text), SCANNED)).fetchall()
     return [(str(r[1]), int(r[2]), bytes(r[3]).decode("utf-8")) for r in rows if r[3] is not None][
         :50

@@ -177,6 +177,25 @@ def test_stable_boundary_cut_table() -> None:
     assert long_block_cuts(lines + "y\n") == [len(lines)]
 
 
+def test_stable_boundary_cuts_a_block_of_long_lines() -> None:
+    """A list of 2,000-character items is cut by its characters, long before 200 lines."""
+    from ui.transcript.blocks import MAX_BLOCK_CHARS, long_block_cuts, stable_boundary
+
+    item = "- " + "a*" * 999 + "\n"  # 2,001 characters
+    items = item * 50
+    cuts = long_block_cuts(items)
+    per_block = -(-MAX_BLOCK_CHARS // len(item))  # items until the block reaches the cap
+    assert cuts == [len(item) * per_block * k for k in range(1, 50 // per_block + 1)][: len(cuts)]
+    assert len(cuts) == (50 - 1) // per_block  # the last cut needs a complete next line
+    assert len(items) - stable_boundary(items) <= MAX_BLOCK_CHARS + len(item)
+    # A table is never cut by characters (its rows cannot start a block): only by lines.
+    table = "| h | i |\n|---|---|\n" + ("| " + "x" * 200 + " | y |\n") * 100
+    assert long_block_cuts(table) == []
+    # Prose lines of a paragraph are kept together until a line that may start a block.
+    prose = ("word " * 100 + "\n") * 50
+    assert all(prose[c - 1] == "\n" for c in long_block_cuts(prose))
+
+
 def _streamed(qtbot: Any, text: str, piece: int) -> tuple[Any, Any]:
     from ui.transcript import TranscriptModel, TranscriptView
 
@@ -347,6 +366,23 @@ def test_a_bracket_elsewhere_does_not_bring_the_link_rules_to_a_piece(
     assert result.plain_blocks == 0
     assert 2900 in pieces["without"] and all(n < 10 for n in pieces["with"])
     assert "[" * 2900 in shown(result.html)
+
+
+def test_the_budget_is_the_whole_blocks(qapp: Any) -> None:
+    """Fifty list items each under the budget, together far over it (they took 0.6 s)."""
+    heavy = "\n".join("- " + "a*" * 1000 for _ in range(50))
+    assert inline_cost("a*" * 1000) < INLINE_BUDGET < 50 * inline_cost("a*" * 1000)
+    result = render_markdown(heavy)
+    assert 45 <= result.plain_blocks < 50  # the first items keep their Markdown
+    assert shown(result.html).count("a*" * 1000) >= 45
+    normal = "\n".join(f"- item **{n}** with `code` and *stress*" for n in range(200))
+    result = render_markdown(normal)
+    assert result.plain_blocks == 0 and result.html.count("<strong>") == 200
+    # Many light pieces never count: a dense 400-row table keeps all its Markdown.
+    row = "| `a_b` | **x** | *y* | [l](https://e.org) |\n"
+    table = "| h1 | h2 | h3 | h4 |\n|---|---|---|---|\n" + row * 400
+    result = render_markdown(table)
+    assert result.plain_blocks == 0 and result.html.count("<strong>") == 400
 
 
 def test_unclosed_brackets_cost_little() -> None:

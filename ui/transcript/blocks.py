@@ -12,10 +12,11 @@ a stream cuts alike. Pure functions.
 Block-level work is bounded too: markdown-it and Qt spend ~10–120 µs per line of a block (a
 list item, a table row), so 100,000 lines of ``*`` with no blank line between them took 1.3 s
 to parse, every frame, as one unfinished block. Once a block outside a fence has
-``MAX_BLOCK_LINES`` lines it is ended at the next line that can start a block of its own (no
-deeper indent than the block's first line, not a setext underline or table delimiter, not a
-table row), and at ``2 × MAX_BLOCK_LINES`` lines in any case. A list cut there renders as two
-lists (an ordered one keeps its numbers: markdown-it's ``start``); :func:`long_block_cuts` gives
+``MAX_BLOCK_LINES`` lines (or ``MAX_BLOCK_CHARS`` characters) it is ended at the next line that
+can start a block of its own (no deeper indent than the block's first line, not a setext
+underline or table delimiter, not a table row), and at ``2 × MAX_BLOCK_LINES`` lines in any
+case (not at twice the characters: a table wider than that would fall apart). A list cut there
+renders as two lists (an ordered one keeps its numbers: markdown-it's ``start``); :func:`long_block_cuts` gives
 the same cuts for a finished message, so it renders exactly as it did while streaming.
 
 Long lines: Qt lays out a paragraph as one unit, so an answer written as one paragraph without
@@ -37,6 +38,7 @@ from collections.abc import Iterator
 
 __all__ = [
     "LONG_LINE",
+    "MAX_BLOCK_CHARS",
     "MAX_BLOCK_LINES",
     "block_cuts",
     "long_block_cuts",
@@ -46,6 +48,9 @@ __all__ = [
 
 # Lines after which an unfinished block is ended at the next line that may start a block.
 MAX_BLOCK_LINES = 200
+# Characters after which it is, too (a list of 2,000-character items reached 100 KB in one
+# block before its 200th line, re-rendered whole on every frame: 66 ms at 92 KB).
+MAX_BLOCK_CHARS = 12_000
 # Characters of a line that may underline a setext heading or delimit a table: never cut above.
 _UNDERLINE = frozenset(" \t|:-=")
 # Characters of a paragraph line after which it is cut at the next space that keeps its inline
@@ -168,6 +173,7 @@ def _boundaries(text: str, start: int) -> Iterator[tuple[int, bool]]:
     in_fence = False
     fence_marker = ""
     block_lines = 0
+    block_chars = 0
     block_indent = 0
     block_prose = True  # every line of the block so far is a prose line (plain_line)
     pending = -1  # after the latest blank line, while the line after it is unknown
@@ -179,14 +185,14 @@ def _boundaries(text: str, start: int) -> Iterator[tuple[int, bool]]:
         if pending >= 0 and line.strip():
             if line[0] not in " \t":
                 yield pending, False  # the next block starts at the margin
-                block_lines = 0
+                block_lines = block_chars = 0
             pending = -1
         if not in_fence and len(line) > LONG_LINE:
             block_prose = (block_prose or block_lines == 0) and plain_line(line)
             line_end = length if end < 0 else end
             for cut in _line_cuts(text, pos, line_end, block_prose):
                 yield cut, True
-                block_lines = 0  # the rest of the line starts a block (as after a cut)
+                block_lines = block_chars = 0  # the rest of the line starts a block (a cut)
                 pos = cut
             line = text[pos:line_end]
         if end < 0:
@@ -195,7 +201,7 @@ def _boundaries(text: str, start: int) -> Iterator[tuple[int, bool]]:
         if in_fence:
             if stripped.startswith(fence_marker) and not stripped.strip(fence_marker[0]).strip():
                 in_fence = False
-                block_lines = 0
+                block_lines = block_chars = 0
                 yield end + 1, False  # a closed fence ends a block
         elif stripped.startswith(("```", "~~~")) and len(line) - len(stripped) < 4:
             marker = stripped[0]
@@ -211,14 +217,15 @@ def _boundaries(text: str, start: int) -> Iterator[tuple[int, bool]]:
             else:
                 block_prose = block_prose and plain_line(line)
             block_lines += 1
-            if block_lines >= MAX_BLOCK_LINES:
+            block_chars += len(line) + 1
+            if block_lines >= MAX_BLOCK_LINES or block_chars >= MAX_BLOCK_CHARS:
                 # Decide on the whole next line only, so every prefix of a stream cuts alike.
                 after = text.find("\n", end + 1)
                 if after >= 0 and (
                     block_lines >= 2 * MAX_BLOCK_LINES
                     or _may_start_block(text[end + 1 : after], block_indent)
                 ):
-                    block_lines = 0
+                    block_lines = block_chars = 0
                     yield end + 1, True
         pos = end + 1
 

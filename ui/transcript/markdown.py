@@ -10,8 +10,9 @@ unmatched ``[`` rescans the rest of its paragraph, nested up to ``maxNesting`` d
 of ``![`` took 6.6 s in one frame; emphasis, backticks and ``<`` behave alike, more mildly). Its
 work is a cost per opening character (measured: ~35 µs per ``[``, ~8 per emphasis mark, ~3 per
 backtick, ~2 per ``<``) plus about 1 ns × length × openers; :func:`inline_cost` estimates that
-in µs, linearly, and a block over ``INLINE_BUDGET`` µs is shown as its literal text instead;
-every other block of the message still renders as Markdown. Block-level nesting is capped by
+in µs, linearly, and a piece of a block (paragraph, list item, table cell) over
+``INLINE_BUDGET`` µs is shown as its literal text instead, as are the heavy pieces of a block
+beyond that budget in all; every other block of the message still renders as Markdown. Block-level nesting is capped by
 markdown-it's ``maxNesting``.
 
 Where an answer is cut into blocks (one document each) is :mod:`.blocks`.
@@ -55,6 +56,10 @@ SAFE_SCHEMES = frozenset({"http", "https"})
 _MAX_HIGHLIGHT = 200_000
 # Estimated inline parsing time of one block (µs) beyond which it is shown as plain text.
 INLINE_BUDGET = 20_000
+# A piece estimated at this (µs) or more counts toward its block's budget; lighter ones (table
+# cells, short items: a dense 400-row table is 1,600 of them) never make a block plain. Fifty
+# list items of 2,000 characters of ``a*`` (10 ms each) took 0.6 s per render before.
+HEAVY_PIECE = 1_000
 # Characters that open an inline construct markdown-it scans ahead for, with their cost in µs.
 _OPENER_US = {"[": 35, "*": 8, "_": 8, "~": 8, "`": 3, "<": 2, "&": 1, "\\": 1}
 # A ``[`` in text without any ``]``: no link can close, and the parser without the link rules
@@ -113,18 +118,24 @@ def _parser(*, links: bool = True) -> MarkdownIt:
 
 
 def _bounded_inline(state: Any) -> None:
-    """markdown-it's core "inline" rule, with a work budget per block (module docstring)."""
+    """markdown-it's core "inline" rule, with a work budget per block (module docstring): a
+    piece (paragraph, list item, cell) over ``INLINE_BUDGET`` is shown as its literal text, and
+    so are the heavy ones (``HEAVY_PIECE``) once those parsed add up to the budget."""
     from markdown_it.token import Token
 
+    spent = 0  # what the heavy pieces parsed so far cost (estimated)
     for token in state.tokens:
         if token.type != "inline":
             continue
         if token.children is None:
             token.children = []
-        if inline_cost(token.content) > INLINE_BUDGET:
+        cost = inline_cost(token.content)
+        heavy = cost >= HEAVY_PIECE
+        if cost > INLINE_BUDGET or (heavy and spent + cost > INLINE_BUDGET):
             token.children.append(Token("text", "", 0, content=token.content))
             state.env["plain_blocks"] = state.env.get("plain_blocks", 0) + 1
         else:
+            spent += cost if heavy else 0
             # The parser for this piece (a list item, a cell, a paragraph): a ``]`` elsewhere
             # in the block must not bring the link rules to a piece of unclosed ``[``, which
             # ``inline_cost`` estimated at their cheap rate.

@@ -16,8 +16,9 @@ to parse, every frame, as one unfinished block. Once a block outside a fence has
 can start a block of its own (no deeper indent than the block's first line, not a setext
 underline or table delimiter, not a table row), and at ``2 × MAX_BLOCK_LINES`` lines in any
 case (not at twice the characters: a table wider than that would fall apart). A list cut there
-renders as two lists (an ordered one keeps its numbers: markdown-it's ``start``); :func:`long_block_cuts` gives
-the same cuts for a finished message, so it renders exactly as it did while streaming.
+renders as two lists (an ordered one keeps its numbers: markdown-it's ``start``), a little more
+space between them than between items; :func:`long_block_cuts` gives the same cuts for a
+finished message, so it renders exactly as it did while streaming.
 
 Long lines: Qt lays out a paragraph as one unit, so an answer written as one paragraph without
 a line break (127,000 characters of it in the streaming benchmark) was laid out whole on every

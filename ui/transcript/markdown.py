@@ -12,8 +12,8 @@ work is a cost per opening character (measured: ~35 µs per ``[``, ~8 per emphas
 backtick, ~2 per ``<``) plus about 1 ns × length × openers; :func:`inline_cost` estimates that
 in µs, linearly, and a piece of a block (paragraph, list item, table cell) over
 ``INLINE_BUDGET`` µs is shown as its literal text instead, as are the heavy pieces of a block
-beyond that budget in all; every other block of the message still renders as Markdown. Block-level nesting is capped by
-markdown-it's ``maxNesting``.
+beyond that budget in all; every other block of the message still renders as Markdown.
+Block-level nesting is capped by markdown-it's ``maxNesting``.
 
 Where an answer is cut into blocks (one document each) is :mod:`.blocks`.
 """

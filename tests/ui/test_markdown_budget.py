@@ -256,6 +256,30 @@ def test_hostile_block_patterns_show_everything_in_bounded_pieces(unit: str, qtb
     assert [d.toPlainText() for d in again.chunks] == [d.toPlainText() for d in render.chunks]
 
 
+def test_heavy_list_items_stream_in_bounded_blocks_and_reopen_alike(qtbot: Any) -> None:
+    """List items each within the budget, together far over it: streamed in blocks of about
+    ``MAX_BLOCK_CHARS``, every item shown, and shown again from history the same way."""
+    from PySide6.QtWidgets import QApplication
+
+    from ui.transcript.blocks import MAX_BLOCK_CHARS
+    from ui.transcript.render import MessageRender, update_render
+
+    item_text = "- " + "a*" * 999 + "\n"
+    text = item_text * 20
+    model, render = _streamed(qtbot, text, 2000)
+    sources = [doc.toPlainText() for doc in render.chunks]
+    assert len(render.chunks) >= 20 * len(item_text) // (MAX_BLOCK_CHARS + len(item_text))
+    assert all(len(source) <= MAX_BLOCK_CHARS + len(item_text) for source in sources)
+    model.finish_streaming()
+    finished = model.item(model.rowCount() - 1)
+    assert finished is not None and not finished.streaming and finished.text == text
+    update_render(render, finished, QApplication.font(), QApplication.palette())  # as the view
+    again = MessageRender(800.0, False)  # shown again from history
+    update_render(again, finished, QApplication.font(), QApplication.palette())
+    assert [d.toPlainText() for d in again.chunks] == [d.toPlainText() for d in render.chunks]
+    assert again.plain_blocks == render.plain_blocks
+
+
 def test_ordered_list_numbering_survives_a_cut(qtbot: Any) -> None:
     from ui.transcript.blocks import MAX_BLOCK_LINES
 
@@ -383,6 +407,17 @@ def test_the_budget_is_the_whole_blocks(qapp: Any) -> None:
     table = "| h1 | h2 | h3 | h4 |\n|---|---|---|---|\n" + row * 400
     result = render_markdown(table)
     assert result.plain_blocks == 0 and result.html.count("<strong>") == 400
+
+
+def test_a_smaller_budget_leaves_only_the_heavy_pieces_plain(qapp: Any) -> None:
+    """What a streaming tail gets when the blocks finished in the same frame used the budget."""
+    heavy = "- " + "a*" * 400 + "\n- item **bold** and `code`\n"
+    full = render_markdown(heavy)
+    assert full.plain_blocks == 0 and full.inline_spent >= 1000
+    starved = render_markdown(heavy, budget=0)
+    assert starved.plain_blocks == 1 and starved.inline_spent == 0
+    assert "<strong>bold</strong>" in starved.html  # light pieces are parsed all the same
+    assert "a*" * 400 in shown(starved.html)
 
 
 def test_unclosed_brackets_cost_little() -> None:

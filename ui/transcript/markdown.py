@@ -95,6 +95,7 @@ class RenderedHtml:
     html: str
     code_blocks: list[str] = field(default_factory=list)
     plain_blocks: int = 0  # blocks over the inline budget, shown as their literal text
+    inline_spent: int = 0  # the estimated µs of the heavy pieces parsed (see _bounded_inline)
 
 
 def code_style(dark: bool) -> str:
@@ -123,6 +124,7 @@ def _bounded_inline(state: Any) -> None:
     so are the heavy ones (``HEAVY_PIECE``) once those parsed add up to the budget."""
     from markdown_it.token import Token
 
+    budget = state.env.get("inline_budget", INLINE_BUDGET)
     spent = 0  # what the heavy pieces parsed so far cost (estimated)
     for token in state.tokens:
         if token.type != "inline":
@@ -131,11 +133,12 @@ def _bounded_inline(state: Any) -> None:
             token.children = []
         cost = inline_cost(token.content)
         heavy = cost >= HEAVY_PIECE
-        if cost > INLINE_BUDGET or (heavy and spent + cost > INLINE_BUDGET):
+        if cost > INLINE_BUDGET or (heavy and spent + cost > budget):
             token.children.append(Token("text", "", 0, content=token.content))
             state.env["plain_blocks"] = state.env.get("plain_blocks", 0) + 1
         else:
             spent += cost if heavy else 0
+            state.env["inline_spent"] = state.env.get("inline_spent", 0) + (cost if heavy else 0)
             # The parser for this piece (a list item, a cell, a paragraph): a ``]`` elsewhere
             # in the block must not bring the link rules to a piece of unclosed ``[``, which
             # ``inline_cost`` estimated at their cheap rate.
@@ -332,12 +335,15 @@ def _rules(md: MarkdownIt) -> dict[str, Any]:
     return renderer.rules
 
 
-def render_markdown(text: str, *, dark: bool = False, code_offset: int = 0) -> RenderedHtml:
-    """Render ``text`` to inert HTML. ``code_offset`` numbers Copy links across chunks."""
+def render_markdown(
+    text: str, *, dark: bool = False, code_offset: int = 0, budget: int = INLINE_BUDGET
+) -> RenderedHtml:
+    """Render ``text`` to inert HTML. ``code_offset`` numbers Copy links across chunks;
+    ``budget`` (µs, estimated) is what its heavy pieces may cost in all (``INLINE_BUDGET``)."""
     renderer = _Renderer(dark=dark, code_offset=code_offset)
     md = _md(text)
     saved = renderer.install(md)
-    env: dict[str, Any] = {}
+    env: dict[str, Any] = {"inline_budget": budget}
     try:
         body = md.render(text, env)
     finally:
@@ -346,4 +352,6 @@ def render_markdown(text: str, *, dark: bool = False, code_offset: int = 0) -> R
         for name, rule in saved.items():
             if rule is None:
                 rules.pop(name, None)
-    return RenderedHtml(body, renderer.code_blocks, env.get("plain_blocks", 0))
+    return RenderedHtml(
+        body, renderer.code_blocks, env.get("plain_blocks", 0), env.get("inline_spent", 0)
+    )

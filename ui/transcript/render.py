@@ -30,7 +30,7 @@ from ..token_text import answer_tokens
 from .attachments import add_thumbnails, attachments_html
 from .blocks import block_cuts
 from .document import doc_gaps, document_css, outer_margins, trailing_leading
-from .markdown import RenderedHtml, render_markdown
+from .markdown import INLINE_BUDGET, RenderedHtml, render_markdown
 from .math import attach_math
 from .rows import PREVIOUS_ATTEMPT, ItemKind, ToolState, TranscriptItem, reasoning_label
 
@@ -379,6 +379,7 @@ def update_render(
     # the same documents whether the text streamed, finished or was reopened, and a frame
     # re-renders only the unfinished tail.
     rendered = 0
+    spent = 0  # estimated µs of Markdown parsed for the blocks that became final just now
     boundary = start
     for cut in block_cuts(text, start):
         if cut <= boundary:
@@ -386,6 +387,7 @@ def update_render(
         stable = text[boundary:cut]
         if stable.strip():  # blank lines between blocks are spacing, not documents
             part = _piece_html(stable, render.dark, len(render.code_blocks))
+            spent += part.inline_spent
             doc = _document(part.html, width, font, css, source=stable)
             if not stable.endswith("\n"):  # cut inside a long line: the line goes on
                 doc.margins = (doc.margins[0], 0.0)  # type: ignore[attr-defined]
@@ -401,7 +403,11 @@ def update_render(
     render.tail = bool(tail.strip()) or not render.chunks
     render.plain_blocks = render.stable_plain
     if render.tail:
-        part = _piece_html(tail, render.dark, len(render.code_blocks))
+        # A streaming tail is rendered again next frame: it gets what the blocks finished in
+        # this frame left of one budget (at worst its heavy pieces show as text for a frame).
+        # A finished message's last block is final: it gets the whole budget, as any block.
+        budget = max(0, INLINE_BUDGET - spent) if item.streaming else INLINE_BUDGET
+        part = _piece_html(tail, render.dark, len(render.code_blocks), budget)
         render.chunks.append(_document(part.html, width, font, css, source=tail))
         render.code_blocks.extend(part.code_blocks)
         render.plain_blocks += part.plain_blocks
@@ -424,13 +430,15 @@ def _more_note(more: int, width: float, font: QFont, css: str) -> QTextDocument:
     )
 
 
-def _piece_html(source: str, dark: bool, code_offset: int) -> RenderedHtml:
+def _piece_html(
+    source: str, dark: bool, code_offset: int, budget: int = INLINE_BUDGET
+) -> RenderedHtml:
     """One block (or piece of a long line) as HTML: Markdown, except a run of more than
     :data:`LITERAL_RUN` characters without whitespace, shown as written (no prose is written
     that way, and the Markdown of 3,000 characters of ``*a`` cost ~40 ms a frame)."""
     if len(source) > LITERAL_RUN and source.split() == [source]:
         return RenderedHtml(f"<p>{html.escape(source)}</p>", [], 1)
-    return render_markdown(source, dark=dark, code_offset=code_offset)
+    return render_markdown(source, dark=dark, code_offset=code_offset, budget=budget)
 
 
 class RenderCache(OrderedDict[int, MessageRender]):

@@ -87,9 +87,10 @@ async def _app(base_url: str, tokens: int) -> dict[str, float]:
         window.show()
         await window.models.apply_settings()
         await asyncio.sleep(0.2)  # let the shown window settle
-        from ui.collector import settle_startup_objects
+        from ui.collector import MainThreadCollector, settle_startup_objects
 
-        settle_startup_objects()  # as the app does once its window is ready (ui.main)
+        settle_startup_objects()  # as the app does once its window is ready (ui.main) ...
+        collector = MainThreadCollector()  # ... collecting on this thread only
         finished: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         window.controller.runFinished.connect(lambda: finished.done() or finished.set_result(None))
         probe = StallProbe()
@@ -109,6 +110,7 @@ async def _app(base_url: str, tokens: int) -> dict[str, float]:
         rows = window.transcript_model.items()
         text = rows[-1].text if rows else ""
         words = len(text.split())
+        collector.stop()
         window.close()  # its own shutdown: the request's helpers (a title), then the services
         shutdown = window._shutdown_task
         if shutdown is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import socket
 from collections.abc import Iterator
@@ -24,6 +25,33 @@ def _loopback_only(self: socket.socket, address: object) -> None:
 def _no_external_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(socket.socket, "connect", _loopback_only)
     yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _collect_on_the_main_thread() -> Iterator[None]:
+    """As the app does (ui.collector): no automatic collection, which may run on an aiosqlite
+    worker and free Qt objects there (a segfault seen in the UI tests); each test ends
+    collecting what is due, on the main thread."""
+    gc.disable()
+    yield
+    gc.enable()
+
+
+@pytest.fixture(autouse=True)
+def _collect_due() -> Iterator[None]:
+    yield
+    generation = due_generation(gc.get_count(), gc.get_threshold())
+    if generation is not None:
+        gc.collect(generation)
+
+
+def due_generation(counts: tuple[int, int, int], thresholds: tuple[int, int, int]) -> int | None:
+    """The generation CPython would collect now (``ui.collector.due_generation``, repeated
+    here so the core's tests do not import Qt)."""
+    for generation in (2, 1, 0):
+        if thresholds[generation] and counts[generation] >= thresholds[generation]:
+            return generation
+    return None
 
 
 @pytest.fixture

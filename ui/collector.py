@@ -1,5 +1,6 @@
-"""Python's garbage collector kept out of the frames: what the app holds for its whole life
-is set aside once the main window is ready, so a full collection no longer walks it.
+"""Python's garbage collector kept out of the frames and on the GUI thread: what the app holds
+for its whole life is set aside once the main window is ready, so a full collection no longer
+walks it, and collections run only on the GUI thread.
 
 CPython's collector visits every tracked object of the generation it collects; after start-up
 that is ~60,000 long-lived objects (modules, classes, functions, Qt wrappers, the Markdown
@@ -12,6 +13,13 @@ only what was made since (a conversation's messages and documents), and still fr
 The cost: an object alive at that moment that later becomes part of an unreachable cycle is
 never freed. What exists then is the app's own machinery, meant to live until exit (the start
 window handed over at that point stays referenced by ``ui.main.main`` until exit anyway).
+
+On the GUI thread only (:class:`MainThreadCollector`): CPython collects in whichever thread
+allocates when a threshold is crossed — often an aiosqlite worker starting or running — and a
+cycle holding a Qt object freed there destroys it off its thread: the test suite segfaulted
+that way ("Garbage-collecting" in a new thread's start). Automatic collection is turned off and
+a timer on the GUI thread collects what is due (:func:`collect_due`: the generation CPython
+itself would collect, by the same counts and thresholds).
 """
 
 from __future__ import annotations
@@ -19,9 +27,14 @@ from __future__ import annotations
 import gc
 import logging
 
+from PySide6.QtCore import QObject, QTimer
+
 log = logging.getLogger(__name__)
 
-__all__ = ["settle_startup_objects"]
+__all__ = ["COLLECT_EVERY_MS", "MainThreadCollector", "collect_due", "settle_startup_objects"]
+
+#: How often the GUI thread collects what is due.
+COLLECT_EVERY_MS = 250
 
 
 def settle_startup_objects() -> int:
@@ -36,3 +49,38 @@ def settle_startup_objects() -> int:
     count = gc.get_freeze_count()
     log.debug("%d start-up objects left out of garbage collection", count)
     return count
+
+
+def due_generation(counts: tuple[int, int, int], thresholds: tuple[int, int, int]) -> int | None:
+    """The oldest generation whose count reached its threshold (CPython's own rule), else
+    ``None``. Pure."""
+    for generation in (2, 1, 0):
+        threshold = thresholds[generation]
+        if threshold and counts[generation] >= threshold:
+            return generation
+    return None
+
+
+def collect_due() -> int | None:
+    """Collect the generation that is due now (see :func:`due_generation`); which one."""
+    generation = due_generation(gc.get_count(), gc.get_threshold())
+    if generation is not None:
+        gc.collect(generation)
+    return generation
+
+
+class MainThreadCollector(QObject):
+    """Automatic collection off; a timer on this (the GUI) thread collects what is due."""
+
+    def __init__(self, parent: QObject | None = None, every_ms: int = COLLECT_EVERY_MS) -> None:
+        super().__init__(parent)
+        gc.disable()
+        self._timer = QTimer(self)
+        self._timer.setInterval(every_ms)
+        self._timer.timeout.connect(collect_due)
+        self._timer.start()
+
+    def stop(self) -> None:
+        """Stop the timer and give collection back to CPython."""
+        self._timer.stop()
+        gc.enable()

@@ -262,9 +262,10 @@ def main(
         start.hand_over(window)
         if on_stage is not None:
             on_stage("ready", window)
-        from .collector import settle_startup_objects
+        from .collector import MainThreadCollector, settle_startup_objects
 
         settle_startup_objects()  # full collections stop walking the start-up objects
+        MainThreadCollector(app)  # and run on this thread only (parented: lives with the app)
         await window.run()
         return 0
 

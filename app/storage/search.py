@@ -92,21 +92,29 @@ SCANNED: Final = 2_000
 # Relevance (bm25) was dropped on purpose: it needs every match's count before it can rank,
 # which made a common word cost in proportion to the history (10x from 1k to 100k messages).
 # One cost stays proportional: a last word longer than the prefix index ('1 2 3') is merged
-# from every word it starts by SQLite itself (~2 ms for a word in half of 100,000 messages).
+# from every word it starts by SQLite itself, whole, before the walk starts (~1.8 ms for a word
+# in half of 100,000 messages, with SQLite 3.40: the merge ignores rowid bounds, and listing
+# the words it starts through ``fts5vocab`` costs as much, since that counts every match).
 #
 # The snippet is made only for each conversation's first (newest) row of the walk: CASE runs
 # ``snippet()`` only when ``continuum_first_of`` (:class:`_FirstOf`, which remembers the sessions
 # this search saw) says the row is the first of its session; every other row's is NULL, and a
-# first row's never is. ?1 the query, ?2 SCANNED.
+# first row's never is. The walk (bounded by SCANNED) runs as a co-routine of the outer query,
+# which keeps the first rows only and stops it at the ``limit``-th: no row past the last
+# conversation shown is walked, joined or given a snippet, and only the hits reach Python.
+# (SQLite neither flattens a subquery with a LIMIT into an outer query with a WHERE nor pushes
+# that WHERE down into it, so the snippet is computed once per row, inside the walk.)
+# ?1 the query, ?2 SCANNED, ?3 the limit.
 _NEWEST: Final = """
-    SELECT m.id, m.session_id, m.seq, CASE WHEN continuum_first_of(m.session_id)
-        THEN CAST(COALESCE(snippet(messages_fts, 0, '[', ']', '…', 12), '') AS BLOB) END
-    FROM messages_fts JOIN messages AS m ON m.id = messages_fts.rowid
-    WHERE messages_fts MATCH ?1 ORDER BY messages_fts.rowid DESC LIMIT ?2
+    SELECT id, session_id, seq, excerpt FROM (
+        SELECT m.id AS id, m.session_id AS session_id, m.seq AS seq,
+            CASE WHEN continuum_first_of(m.session_id) THEN
+                CAST(COALESCE(snippet(messages_fts, 0, '[', ']', '…', 12), '') AS BLOB)
+            END AS excerpt
+        FROM messages_fts JOIN messages AS m ON m.id = messages_fts.rowid
+        WHERE messages_fts MATCH ?1 ORDER BY messages_fts.rowid DESC LIMIT ?2
+    ) WHERE excerpt IS NOT NULL LIMIT ?3
 """
-# Rows fetched at a time, growing (each fetch is a hop to the database thread; each row fetched
-# past the last conversation needed is walked for nothing).
-_FIRST_FETCH: Final = 64
 
 
 class _FirstOf:
@@ -160,19 +168,10 @@ async def search(database: Database, text: str, *, limit: int = 50) -> list[Sear
     async def op(conn: aiosqlite.Connection) -> list[tuple[int, str, int, bytes]]:
         # The snippet as bytes: an index row written before lone surrogates were repaired
         # holds bytes that are not UTF-8, and decoding them must not fail the whole search.
+        # One hop to the database thread: the statement stops by itself (see _NEWEST).
         await _first_of(conn)
-        hits: list[tuple[int, str, int, bytes]] = []
-        fetch = _FIRST_FETCH
-        async with conn.execute(_NEWEST, (query, SCANNED)) as cursor:
-            while len(hits) < limit:  # the walk stops as soon as enough are found
-                rows = list(await cursor.fetchmany(fetch))
-                hits.extend(
-                    (int(r[0]), str(r[1]), int(r[2]), bytes(r[3])) for r in rows if r[3] is not None
-                )
-                if len(rows) < fetch:
-                    break
-                fetch *= 4
-        return hits[:limit]
+        rows = await conn.execute_fetchall(_NEWEST, (query, SCANNED, max(limit, 0)))
+        return [(int(r[0]), str(r[1]), int(r[2]), bytes(r[3])) for r in rows]
 
     rows = await database.read(op)
     broken = [row[0] for row in rows if not _is_utf8(row[3])]

@@ -195,6 +195,34 @@ async def test_search_looks_through_the_newest_matches_only(
         await store.close()
 
 
+async def test_the_walk_stops_at_the_last_conversation_shown(tmp_path: Path) -> None:
+    """No row past the ``limit``-th conversation is walked: none gets a snippet, none is even
+    given to ``continuum_first_of`` (which remembers every session it was given)."""
+    import asyncio
+
+    from app.storage import search as search_module
+
+    store = SQLiteSessionStore(tmp_path / "c.sqlite")
+    try:
+        for n in range(40):  # one match each: rows and conversations are the same
+            await store.append(f"s{n:02d}", "r", UserMessage(f"needle {n}"))
+        hits = await search_module.search(store.database, "needle", limit=3)
+        assert [(h.session_id, h.snippet) for h in hits] == [
+            ("s39", "[needle] 39"),
+            ("s38", "[needle] 38"),
+            ("s37", "[needle] 37"),
+        ]
+        first_of = await store.database.read(
+            lambda conn: asyncio.sleep(0, search_module._REGISTERED[conn])
+        )
+        assert first_of._seen == {"s39", "s38", "s37"}
+        assert await search_module.search(store.database, "needle", limit=0) == []
+        assert len(await search_module.search(store.database, "needle")) == 40
+        assert len(first_of._seen) == 40
+    finally:
+        await store.close()
+
+
 def test_first_of_says_which_row_is_the_first_of_its_conversation() -> None:
     from app.storage.search import _FirstOf
 
@@ -280,7 +308,5 @@ def _search_rows(conn: sqlite3.Connection, text: str) -> list[tuple[str, int, st
     from app.storage.search import _NEWEST, SCANNED, _FirstOf, fts_query
 
     conn.create_function("continuum_first_of", 1, _FirstOf())
-    rows = conn.execute(_NEWEST, (fts_query(text), SCANNED)).fetchall()
-    return [(str(r[1]), int(r[2]), bytes(r[3]).decode("utf-8")) for r in rows if r[3] is not None][
-        :50
-    ]
+    rows = conn.execute(_NEWEST, (fts_query(text), SCANNED, 50)).fetchall()
+    return [(str(r[1]), int(r[2]), bytes(r[3]).decode("utf-8")) for r in rows]

@@ -374,8 +374,10 @@ def test_a_bracket_elsewhere_does_not_bring_the_link_rules_to_a_piece(
     """The parser is chosen per inline piece: a piece of 2,900 unclosed ``[`` (estimated at the
     cheap rate, so within the budget) must not be parsed with the link rules (35 µs each)."""
     from ui.transcript import markdown
+    from ui.transcript.pieces import PIECE_CACHE
 
     markdown.warm_up()
+    PIECE_CACHE.clear()  # a piece rendered before (another case) is not parsed again
     with_links, without = markdown._PARSERS
     pieces: dict[str, list[int]] = {"with": [], "without": []}
     for name, md in (("with", with_links), ("without", without)):
@@ -410,7 +412,7 @@ def test_the_budget_is_the_whole_blocks(qapp: Any) -> None:
 
 
 def test_a_smaller_budget_leaves_only_the_heavy_pieces_plain(qapp: Any) -> None:
-    """What a streaming tail gets when the blocks finished in the same frame used the budget."""
+    """A budget used up (by other pieces, or ``budget=0``) leaves only the heavy pieces plain."""
     heavy = "- " + "a*" * 400 + "\n- item **bold** and `code`\n"
     full = render_markdown(heavy)
     assert full.plain_blocks == 0 and full.inline_spent >= 1000

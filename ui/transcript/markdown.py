@@ -13,7 +13,8 @@ backtick, ~2 per ``<``) plus about 1 ns × length × openers; :func:`inline_cost
 in µs, linearly, and a piece of a block (paragraph, list item, table cell) over
 ``INLINE_BUDGET`` µs is shown as its literal text instead, as are the heavy pieces of a block
 beyond that budget in all; every other block of the message still renders as Markdown.
-Block-level nesting is capped by markdown-it's ``maxNesting``.
+Block-level nesting is capped by markdown-it's ``maxNesting``. The HTML of a heavy piece is
+kept (:mod:`.pieces`), so a streaming block does not parse it again on every frame.
 
 Where an answer is cut into blocks (one document each) is :mod:`.blocks`.
 """
@@ -21,17 +22,19 @@ Where an answer is cut into blocks (one document each) is :mod:`.blocks`.
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from ..theme import DARK, LIGHT
+from .pieces import PIECE, PIECE_CACHE, piece_token, wrap_pieces
 
 # markdown-it and Pygments are imported on first use, not at startup: together they cost
 # ~20 ms of import before the window could show, for text that is rendered later.
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
+    from markdown_it.renderer import RendererHTML
     from markdown_it.token import Token
     from pygments.formatters import HtmlFormatter  # type: ignore[import-untyped]
 
@@ -40,6 +43,7 @@ __all__ = [
     "COPY_SCHEME",
     "INLINE_BUDGET",
     "RenderedHtml",
+    "TAIL_FRESH",
     "code_style",
     "inline_cost",
     "QUOTE_BARS",
@@ -56,6 +60,10 @@ SAFE_SCHEMES = frozenset({"http", "https"})
 _MAX_HIGHLIGHT = 200_000
 # Estimated inline parsing time of one block (µs) beyond which it is shown as plain text.
 INLINE_BUDGET = 20_000
+# Of the heavy pieces of a streaming tail not parsed before (:mod:`.pieces`), what a frame parses
+# (estimated µs; the rest show as text until a later frame): about one list item of 999 ``a*``
+# (~7 ms). Two new ones in one frame (~15 ms) made its worst frames.
+TAIL_FRESH = INLINE_BUDGET // 2
 # A piece estimated at this (µs) or more counts toward its block's budget; lighter ones (table
 # cells, short items: a dense 400-row table is 1,600 of them) never make a block plain. Fifty
 # list items of 2,000 characters of ``a*`` (10 ms each) took 0.6 s per render before.
@@ -94,8 +102,9 @@ class RenderedHtml:
 
     html: str
     code_blocks: list[str] = field(default_factory=list)
-    plain_blocks: int = 0  # blocks over the inline budget, shown as their literal text
-    inline_spent: int = 0  # the estimated µs of the heavy pieces parsed (see _bounded_inline)
+    plain_blocks: int = 0  # pieces shown as their literal text (budget, or fresh: not yet)
+    inline_spent: int = 0  # estimated µs of the heavy pieces shown as Markdown (_bounded_inline)
+    inline_fresh: int = 0  # ... of those parsed now, not cached (:mod:`.pieces`)
 
 
 def code_style(dark: bool) -> str:
@@ -112,6 +121,7 @@ def _parser(*, links: bool = True) -> MarkdownIt:
     if not links:
         md.disable(["link", "image", "reference"])
     md.core.ruler.at("inline", _bounded_inline)
+    md.core.ruler.push("piece_wrap", wrap_pieces)
     from .math import install_math
 
     install_math(md)  # LaTeX math (ui/transcript/math.py)
@@ -121,11 +131,16 @@ def _parser(*, links: bool = True) -> MarkdownIt:
 def _bounded_inline(state: Any) -> None:
     """markdown-it's core "inline" rule, with a work budget per block (module docstring): a
     piece (paragraph, list item, cell) over ``INLINE_BUDGET`` is shown as its literal text, and
-    so are the heavy ones (``HEAVY_PIECE``) once those parsed add up to the budget."""
-    from markdown_it.token import Token
-
-    budget = state.env.get("inline_budget", INLINE_BUDGET)
-    spent = 0  # what the heavy pieces parsed so far cost (estimated)
+    so are the heavy ones (``HEAVY_PIECE``) once those within the budget add up to it. A heavy
+    piece rendered before is its cached HTML (:mod:`.pieces`); one that is not is parsed only
+    while those parsed now stay within ``env["fresh_limit"]`` (when given), else shown as its
+    text this time (it still counts toward the block's budget)."""
+    env = state.env
+    budget = env.get("inline_budget", INLINE_BUDGET)
+    fresh_limit = env.get("fresh_limit")
+    # A piece's HTML depends on its text alone unless the document defines link references.
+    cache = bool(env.get("piece_cache")) and not env.get("references")
+    spent = 0  # what the heavy pieces within the budget cost (estimated)
     for token in state.tokens:
         if token.type != "inline":
             continue
@@ -134,16 +149,34 @@ def _bounded_inline(state: Any) -> None:
         cost = inline_cost(token.content)
         heavy = cost >= HEAVY_PIECE
         if cost > INLINE_BUDGET or (heavy and spent + cost > budget):
-            token.children.append(Token("text", "", 0, content=token.content))
-            state.env["plain_blocks"] = state.env.get("plain_blocks", 0) + 1
-        else:
-            spent += cost if heavy else 0
-            state.env["inline_spent"] = state.env.get("inline_spent", 0) + (cost if heavy else 0)
-            # The parser for this piece (a list item, a cell, a paragraph): a ``]`` elsewhere
-            # in the block must not bring the link rules to a piece of unclosed ``[``, which
-            # ``inline_cost`` estimated at their cheap rate.
-            md = _md(token.content)
-            md.inline.parse(token.content, md, state.env, token.children)
+            _as_text(token, env)
+            continue
+        if heavy:
+            spent += cost
+            cached = PIECE_CACHE.get(token.content) if cache else None
+            if cached is None and fresh_limit is not None:
+                if env.get("inline_fresh", 0) + cost > fresh_limit:
+                    _as_text(token, env)
+                    continue
+            env["inline_spent"] = env.get("inline_spent", 0) + cost
+            if cached is not None:
+                token.children.append(piece_token(cached))
+                continue
+            env["inline_fresh"] = env.get("inline_fresh", 0) + cost
+            if cache:
+                token.meta[PIECE] = True  # its HTML is kept once rendered (wrap_pieces)
+        # The parser for this piece (a list item, a cell, a paragraph): a ``]`` elsewhere in
+        # the block must not bring the link rules to a piece of unclosed ``[``, which
+        # ``inline_cost`` estimated at their cheap rate.
+        md = _md(token.content)
+        md.inline.parse(token.content, md, env, token.children)
+
+
+def _as_text(token: Token, env: dict[str, Any]) -> None:
+    """Show an inline piece as its literal text (counted in ``env["plain_blocks"]``)."""
+    assert token.children is not None
+    token.children.append(piece_token(token.content, "text"))
+    env["plain_blocks"] = env.get("plain_blocks", 0) + 1
 
 
 _PARSERS: list[MarkdownIt] = []
@@ -201,9 +234,11 @@ class _Renderer:
         self.code_blocks: list[str] = []
         self.link_stack: list[bool] = []
         self.quotes: list[bool] = []  # per open quote: drawn with a bar (a table)
+        self.render_inline: Callable[..., str] | None = None  # the parser's (install)
 
     def install(self, md: MarkdownIt) -> dict[str, Any]:
-        rules = _rules(md)
+        renderer = _html_renderer(md)
+        rules: dict[str, Any] = renderer.rules
         saved = {
             name: rules.get(name)
             for name in (
@@ -214,6 +249,7 @@ class _Renderer:
                 "image",
                 "html_block",
                 "html_inline",
+                PIECE,
                 *_BOX_RULES,
                 *_MATH_RULES,
             )
@@ -230,7 +266,21 @@ class _Renderer:
         # Belt and braces: html is disabled, but never let raw HTML through even if enabled.
         rules["html_block"] = self.raw_html
         rules["html_inline"] = self.raw_html
+        rules[PIECE] = self.piece
+        self.render_inline = renderer.renderInline
         return saved
+
+    def piece(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+        """A heavy piece: its cached HTML, or its tokens rendered (and the HTML kept unless
+        it holds a formula: those count toward the document's limits as they render)."""
+        token = tokens[idx]
+        if token.children is None:
+            return token.content
+        assert self.render_inline is not None
+        body = self.render_inline(token.children, options, env)
+        if not any(child.type in _MATH_RULES for child in token.children):
+            PIECE_CACHE.put(token.content, body)
+        return body
 
     def math(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
         from .math import formula_html
@@ -326,32 +376,42 @@ class _Renderer:
         return html.escape(text)
 
 
-def _rules(md: MarkdownIt) -> dict[str, Any]:
-    """The HTML renderer's rule table (the parser is built with the HTML renderer)."""
+def _html_renderer(md: MarkdownIt) -> RendererHTML:
+    """The parser's renderer (it is built with the HTML renderer)."""
     from markdown_it.renderer import RendererHTML
 
     renderer = md.renderer
     assert isinstance(renderer, RendererHTML)
-    return renderer.rules
+    return renderer
 
 
 def render_markdown(
-    text: str, *, dark: bool = False, code_offset: int = 0, budget: int = INLINE_BUDGET
+    text: str,
+    *,
+    dark: bool = False,
+    code_offset: int = 0,
+    budget: int = INLINE_BUDGET,
+    fresh: int | None = None,
 ) -> RenderedHtml:
     """Render ``text`` to inert HTML. ``code_offset`` numbers Copy links across chunks;
-    ``budget`` (µs, estimated) is what its heavy pieces may cost in all (``INLINE_BUDGET``)."""
+    ``budget`` (µs, estimated) is what its heavy pieces may cost in all (``INLINE_BUDGET``);
+    ``fresh``, what those not cached may cost now (None: the budget; the rest: as text)."""
     renderer = _Renderer(dark=dark, code_offset=code_offset)
     md = _md(text)
     saved = renderer.install(md)
-    env: dict[str, Any] = {"inline_budget": budget}
+    env: dict[str, Any] = {"inline_budget": budget, "piece_cache": True, "fresh_limit": fresh}
     try:
         body = md.render(text, env)
     finally:
-        rules = _rules(md)
+        rules: dict[str, Any] = _html_renderer(md).rules
         rules.update({k: v for k, v in saved.items() if v is not None})
         for name, rule in saved.items():
             if rule is None:
                 rules.pop(name, None)
     return RenderedHtml(
-        body, renderer.code_blocks, env.get("plain_blocks", 0), env.get("inline_spent", 0)
+        body,
+        renderer.code_blocks,
+        env.get("plain_blocks", 0),
+        env.get("inline_spent", 0),
+        env.get("inline_fresh", 0),
     )

@@ -30,7 +30,7 @@ from ..token_text import answer_tokens
 from .attachments import add_thumbnails, attachments_html
 from .blocks import block_cuts
 from .document import doc_gaps, document_css, outer_margins, trailing_leading
-from .markdown import INLINE_BUDGET, RenderedHtml, render_markdown
+from .markdown import TAIL_FRESH, RenderedHtml, render_markdown
 from .math import attach_math
 from .rows import PREVIOUS_ATTEMPT, ItemKind, ToolState, TranscriptItem, reasoning_label
 
@@ -379,7 +379,7 @@ def update_render(
     # the same documents whether the text streamed, finished or was reopened, and a frame
     # re-renders only the unfinished tail.
     rendered = 0
-    spent = 0  # estimated µs of Markdown parsed for the blocks that became final just now
+    spent = 0  # estimated µs of heavy Markdown in the blocks that became final just now
     boundary = start
     for cut in block_cuts(text, start):
         if cut <= boundary:
@@ -403,11 +403,12 @@ def update_render(
     render.tail = bool(tail.strip()) or not render.chunks
     render.plain_blocks = render.stable_plain
     if render.tail:
-        # A streaming tail is rendered again next frame: it gets what the blocks finished in
-        # this frame left of one budget (at worst its heavy pieces show as text for a frame).
-        # A finished message's last block is final: it gets the whole budget, as any block.
-        budget = max(0, INLINE_BUDGET - spent) if item.streaming else INLINE_BUDGET
-        part = _piece_html(tail, render.dark, len(render.code_blocks), budget)
+        # A streaming tail is rendered again next frame: of its heavy pieces not parsed
+        # before, it parses what the blocks finished in this frame (parsed now or cached: Qt
+        # lays out their Markdown all the same) left of TAIL_FRESH; the rest show as text for
+        # now. A finished message's last block is final: rendered as any block.
+        fresh = max(0, TAIL_FRESH - spent) if item.streaming else None
+        part = _piece_html(tail, render.dark, len(render.code_blocks), fresh)
         render.chunks.append(_document(part.html, width, font, css, source=tail))
         render.code_blocks.extend(part.code_blocks)
         render.plain_blocks += part.plain_blocks
@@ -431,14 +432,14 @@ def _more_note(more: int, width: float, font: QFont, css: str) -> QTextDocument:
 
 
 def _piece_html(
-    source: str, dark: bool, code_offset: int, budget: int = INLINE_BUDGET
+    source: str, dark: bool, code_offset: int, fresh: int | None = None
 ) -> RenderedHtml:
     """One block (or piece of a long line) as HTML: Markdown, except a run of more than
     :data:`LITERAL_RUN` characters without whitespace, shown as written (no prose is written
     that way, and the Markdown of 3,000 characters of ``*a`` cost ~40 ms a frame)."""
     if len(source) > LITERAL_RUN and source.split() == [source]:
         return RenderedHtml(f"<p>{html.escape(source)}</p>", [], 1)
-    return render_markdown(source, dark=dark, code_offset=code_offset, budget=budget)
+    return render_markdown(source, dark=dark, code_offset=code_offset, fresh=fresh)
 
 
 class RenderCache(OrderedDict[int, MessageRender]):

@@ -176,9 +176,10 @@ def main(
         print(problem, file=sys.stderr)
         return 2
 
-    from PySide6.QtWidgets import QApplication, QMessageBox
-
-    from .plain import plain_message_box
+    # QMessageBox and ui.plain are imported after the start window is shown: a Qt class's enums
+    # become Python enum classes when the class is first used, ~0.1-7 ms each (QMessageBox's
+    # three, here); phase one makes none it does not need.
+    from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "continuum"])
     assert isinstance(app, QApplication)
@@ -229,8 +230,11 @@ def main(
         nonlocal window
         await start.painted()
         await _load_core()
+        from PySide6.QtWidgets import QMessageBox
+
         from app.services import AppServices
 
+        from .plain import plain_message_box
         from .window import MainWindow
 
         services = AppServices(data_dir)

@@ -189,18 +189,24 @@ def main(
     app.setDesktopFileName("io.continuum.Continuum")
     instance = SingleInstance(data_dir)
     if not instance.claim():
-        print("Continuum is already running; its window was brought forward.")
+        if instance.answered:
+            print("Continuum is already running; its window was brought forward.")
+        else:
+            print(
+                "Continuum is already running on this data folder but did not answer; "
+                "switch to its window, or end it and start Continuum again."
+            )
         return 0
 
     from .start_window import StartWindow
 
     start = StartWindow(data_dir)
-    front: list[Callable[[], None]] = [start.activate]  # what a second launch brings forward
-    instance.on_activate(lambda: front[-1]())
     start.show()
     if on_stage is not None:
         on_stage("shown", start)
     app.processEvents()  # painted now, before the event loop and the core are loaded
+    front: list[Callable[[], None]] = [start.activate]  # what a second launch brings forward
+    instance.on_activate(lambda: front[-1]())  # (a launch before this waits for it)
 
     import asyncio  # not before: the start window is shown without it
 

@@ -19,8 +19,9 @@ from __future__ import annotations
 import functools
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import date, datetime, time, timedelta
+from typing import Any
 
 __all__ = [
     "MONTHS",
@@ -65,25 +66,59 @@ MONTHS = (
 #: A run of text and whether it is highlighted (a search match).
 Span = tuple[str, bool]
 
+
+class _Lazy:
+    """A regular expression compiled when first used: the start window imports this module
+    for a few titles, and compiling every pattern here cost ~3 ms of a cold start."""
+
+    __slots__ = ("_compiled", "_source")
+
+    def __init__(self, source: str) -> None:
+        self._source = source
+        self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self._source)
+        return self._compiled
+
+    def sub(self, repl: str | Callable[[re.Match[str]], str], text: str, count: int = 0) -> str:
+        return self.pattern.sub(repl, text, count=count)
+
+    def match(self, text: str) -> re.Match[str] | None:
+        return self.pattern.match(text)
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        return self.pattern.finditer(text)
+
+    def findall(self, text: str) -> list[Any]:
+        return self.pattern.findall(text)
+
+
 # --- titles -------------------------------------------------------------------------------
 
 _ESCAPABLE = r"\\`*_{}\[\]()#+\-.!>~|"
-_ESCAPE = re.compile(rf"\\([{_ESCAPABLE}])")
+_ESCAPE = _Lazy(rf"\\([{_ESCAPABLE}])")
 _PRIVATE = 0xE000  # escaped characters wait here (private use) while the markers go
 
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,})[^`]*$")
-_RULE = re.compile(r"^\s*([-*_])(\s*\1){2,}\s*$")
-_LINE_START = re.compile(r"^\s*(?:>\s*)*(?:#{1,6}(?=\s|$)|[-*+](?=\s)|\d{1,3}[.)](?=\s))?\s*")
-_CLOSING_HASHES = re.compile(r"\s+#+\s*$")
-_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
-_LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
-_AUTOLINK = re.compile(r"<((?:https?|mailto|ftp):[^>\s]+)>")
-_CODE = re.compile(r"(`+)(.+?)\1")
+_FENCE = _Lazy(r"^\s*(`{3,}|~{3,})[^`]*$")
+_RULE = _Lazy(r"^\s*([-*_])(\s*\1){2,}\s*$")
+_LINE_START = _Lazy(r"^\s*(?:>\s*)*(?:#{1,6}(?=\s|$)|[-*+](?=\s)|\d{1,3}[.)](?=\s))?\s*")
+_CLOSING_HASHES = _Lazy(r"\s+#+\s*$")
+_IMAGE = _Lazy(r"!\[([^\]]*)\]\([^)]*\)")
+_LINK = _Lazy(r"\[([^\]]+)\]\([^)]*\)")
+_AUTOLINK = _Lazy(r"<((?:https?|mailto|ftp):[^>\s]+)>")
+_CODE = _Lazy(r"(`+)(.+?)\1")
 # Emphasis delimiters: a run of * or _ touching a word on one side only ("**must*", "_x_");
 # one between two word characters (snake_case, 2*3) or between spaces (a * b) is kept.
-_STAR = re.compile(r"(?<![\w*])\*+(?=[^\s*])|(?<=[^\s*])\*+(?![\w*])")
-_UNDERSCORE = re.compile(r"(?<![^\W_])_+(?=[^\s_])|(?<=[^\s_])_+(?![^\W_])")
-_STRIKE = re.compile(r"~~")
+_STAR = _Lazy(r"(?<![\w*])\*+(?=[^\s*])|(?<=[^\s*])\*+(?![\w*])")
+_UNDERSCORE = _Lazy(r"(?<![^\W_])_+(?=[^\s_])|(?<=[^\s_])_+(?![^\W_])")
+_STRIKE = _Lazy(r"~~")
+_RESTORE = _Lazy("[\ue000-\ue07f]")
+#: The characters some rule of :func:`plain_title` acts on (and a digit starting a line, a
+#: numbered list's marker): a title with none of them only has its spaces folded.
+_MARKUP = frozenset("\\`*_[]#>-+~!<")
 
 
 def _hide_escapes(text: str) -> str:
@@ -91,7 +126,7 @@ def _hide_escapes(text: str) -> str:
 
 
 def _restore_escapes(text: str) -> str:
-    return re.sub("[\ue000-\ue07f]", lambda m: chr(ord(m.group(0)) - _PRIVATE), text)
+    return _RESTORE.sub(lambda m: chr(ord(m.group(0)) - _PRIVATE), text)
 
 
 @functools.lru_cache(maxsize=8192)  # every refill of the list asks again for the same titles
@@ -99,6 +134,24 @@ def plain_title(text: str | None) -> str:
     """``text`` without Markdown, on one line with single spaces ("" when nothing is left)."""
     if not text:
         return ""
+    if _has_no_markdown(text):
+        return " ".join(text.split())
+    return _without_markdown(text)
+
+
+def _has_no_markdown(text: str) -> bool:
+    """Whether no rule of :func:`_without_markdown` can act on ``text``: none of the
+    characters they look for, no line starting with a digit (a numbered list's marker), no
+    character of the private range escapes wait in."""
+    if not _MARKUP.isdisjoint(text):
+        return False
+    if any(line.lstrip()[:1].isdigit() for line in text.splitlines()):
+        return False
+    return not any("\ue000" <= c <= "\ue07f" for c in text)
+
+
+def _without_markdown(text: str) -> str:
+    """:func:`plain_title`'s rules, all applied (a test holds its shortcut to them)."""
     lines: list[str] = []
     for line in _hide_escapes(text).splitlines():
         if _FENCE.match(line) or _RULE.match(line):
@@ -219,9 +272,9 @@ def ms_until_tomorrow(now: datetime) -> int:
 
 # --- search -------------------------------------------------------------------------------
 
-_TERM = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
-_SNIPPET_NOISE = re.compile(r"\*\*|__|~~|`")
-_MARK = re.compile(r"\[([^\[\]\n]*[^\W_][^\[\]\n]*)\](?!\()")
+_TERM = _Lazy(r"[^\W_]+(?:['’][^\W_]+)*")
+_SNIPPET_NOISE = _Lazy(r"\*\*|__|~~|`")
+_MARK = _Lazy(r"\[([^\[\]\n]*[^\W_][^\[\]\n]*)\](?!\()")
 
 
 def query_terms(query: str) -> list[str]:

@@ -1,29 +1,34 @@
 """One running Continuum per data folder: a second launch asks the first to come forward.
 
-The first instance listens on a local socket named after the data folder (and the user); a
-later launch on the same folder connects, says ``activate`` and exits. On Linux and macOS the
-socket is a Unix socket made with Python's :mod:`socket` (already imported by logging) and
-watched with a ``QSocketNotifier``: this runs before the start window is shown, and loading Qt's
-network module there cost a fifth of the time the start adds to a bare window. On Windows it is
-Qt's ``QLocalServer`` (a named pipe).
+On Linux and macOS the first instance holds an exclusive ``flock`` on a lock file named after
+the data folder (and the user), in the per-user runtime folder; the kernel lets go of it when
+the process ends, however it ends, so a killed instance never blocks the next start. Once its
+start window is shown it also listens on a Unix socket of the same name (:meth:`listen`,
+watched with a ``QSocketNotifier``): a later launch on the same folder finds the lock taken,
+connects, says ``activate`` and exits — waiting a moment for the socket if the first is
+between its lock and its socket. Python's :mod:`socket` costs ~5 ms to import and Qt's network
+module more, so neither is loaded before the start window is shown; the lock needs only
+:mod:`fcntl`. On Windows it is Qt's ``QLocalServer`` (a named pipe).
 
-A socket file left by a killed instance answers nobody: it is removed and taken over. If the
-socket cannot be made at all (an unwritable runtime folder), Continuum still starts, without
-this protection; the conversations stay safe, each request claims its conversation across
-processes by itself.
+If the lock or the socket cannot be made (an unwritable runtime folder, a file system without
+locks), Continuum still starts, without this protection; the conversations stay safe, each
+request claims its conversation across processes by itself.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import os
-import socket
 import sys
+import time
+import zlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import socket
 
 __all__ = ["SingleInstance", "socket_name"]
 
@@ -31,12 +36,17 @@ log = logging.getLogger("ui")
 
 #: Seconds a second launch waits for the first to accept its connection.
 ASK_TIMEOUT = 0.5
+#: Seconds a second launch waits for the first, which holds the lock, to make its socket.
+ASK_WAIT = 3.0
 
 
 def socket_name(data_dir: Path, user: str) -> str:
-    """The socket's name for ``data_dir`` and ``user`` (a digest: paths may be long or odd)."""
-    digest = hashlib.sha256(str(data_dir).encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    return f"continuum-{user}-{digest}"
+    """The socket's name for ``data_dir`` and ``user`` (a digest: paths may be long or odd).
+
+    Two checksums from :mod:`zlib` (loaded with Qt already), not :mod:`hashlib`: loading
+    OpenSSL for it cost ~3-4 ms of a cold start, and a name needs no cryptography."""
+    path = str(data_dir).encode("utf-8", "surrogatepass")
+    return f"continuum-{user}-{zlib.crc32(path):08x}{zlib.adler32(path):08x}"
 
 
 class SingleInstance:
@@ -51,11 +61,21 @@ class SingleInstance:
         )
 
     def claim(self) -> bool:
-        """Become the instance (``True``) or tell the running one to come forward (``False``)."""
+        """Become the instance (``True``) or tell the running one to come forward (``False``;
+        :attr:`answered` says whether it heard)."""
         return self._impl.claim()
 
+    @property
+    def answered(self) -> bool:
+        """After a refused :meth:`claim`: whether the running instance took the request."""
+        return self._impl.answered
+
+    def listen(self) -> None:
+        """Start hearing later launches (the instance has claimed the folder)."""
+        self._impl.listen()
+
     def on_activate(self, callback: Callable[[], None]) -> None:
-        """Call ``callback`` (on the Qt thread) each time a later launch asks."""
+        """Listen, and call ``callback`` (on the Qt thread) each time a later launch asks."""
         self._impl.on_activate(callback)
 
     def close(self) -> None:
@@ -73,14 +93,62 @@ def _runtime_dir() -> Path:
 class _UnixInstance:
     def __init__(self, name: str) -> None:
         self.path = str(_runtime_dir() / name)
+        self.lock_path = self.path + ".lock"
+        self.answered = False
+        self._lock: int | None = None  # the lock file's descriptor, while the folder is ours
         self._server: socket.socket | None = None
         self._notifier: Any = None
         self._callbacks: list[Callable[[], None]] = []
 
     def claim(self) -> bool:
-        if self._ask():
+        import fcntl
+
+        try:
+            descriptor = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError as err:
+            log.warning("cannot make the single-instance lock %s: %s", self.lock_path, err)
+            return True
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # another instance holds it
+            os.close(descriptor)
+            self.answered = self._ask()
             return False
-        # Nobody answers: no instance, or a file left by a killed one. Take it over.
+        except OSError as err:  # a file system without locks
+            os.close(descriptor)
+            log.warning("cannot lock %s: %s", self.lock_path, err)
+            return True
+        self._lock = descriptor
+        return True
+
+    def _ask(self) -> bool:
+        """Tell the instance holding the lock to come forward; it may not have made its
+        socket yet (it does once its start window is shown), so try until :data:`ASK_WAIT`."""
+        import socket
+
+        deadline = time.monotonic() + ASK_WAIT
+        while True:
+            client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            client.settimeout(ASK_TIMEOUT)
+            try:
+                client.connect(self.path)
+                client.sendall(b"activate\n")
+                return True
+            except OSError:  # no file yet, refused (a file left by a killed one), timed out
+                pass
+            finally:
+                client.close()
+            if time.monotonic() >= deadline:
+                log.warning("Continuum runs on this folder but did not answer at %s", self.path)
+                return False
+            time.sleep(0.02)  # a rare path: a launch during another's first milliseconds
+
+    def listen(self) -> None:
+        if self._lock is None or self._server is not None:
+            return  # not ours (or no lock could be made), or listening already
+        import socket
+
+        # A file here was left by a killed instance: the lock is ours, so nobody uses it.
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.path)
         server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -89,31 +157,17 @@ class _UnixInstance:
             server.bind(self.path)
         except OSError as err:
             server.close()
-            if self._ask():  # another launch took it in between
-                return False
             log.warning("cannot make the single-instance socket %s: %s", self.path, err)
-            return True
+            return
         finally:
             os.umask(old_mask)
         server.listen(8)
         server.setblocking(False)
         self._server = server
-        return True
-
-    def _ask(self) -> bool:
-        client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        client.settimeout(ASK_TIMEOUT)
-        try:
-            client.connect(self.path)
-            client.sendall(b"activate\n")
-        except OSError:  # no file, refused (a stale file), timed out
-            return False
-        finally:
-            client.close()
-        return True
 
     def on_activate(self, callback: Callable[[], None]) -> None:
         self._callbacks.append(callback)
+        self.listen()
         if self._server is None or self._notifier is not None:
             return
         from PySide6.QtCore import QSocketNotifier
@@ -146,6 +200,10 @@ class _UnixInstance:
             self._server = None
             with contextlib.suppress(OSError):
                 os.unlink(self.path)
+        if self._lock is not None:
+            # The file stays: removing it could let two launches lock two different files.
+            os.close(self._lock)
+            self._lock = None
 
 
 class _QtInstance:  # pragma: no cover - Windows
@@ -153,6 +211,7 @@ class _QtInstance:  # pragma: no cover - Windows
         from PySide6.QtNetwork import QLocalServer
 
         self.name = name
+        self.answered = False
         self.server = QLocalServer()
         self.server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
 
@@ -167,9 +226,13 @@ class _QtInstance:  # pragma: no cover - Windows
             client.write(b"activate\n")
             client.waitForBytesWritten(1000)
             client.disconnectFromServer()
+            self.answered = True
             return False
         QLocalServer.removeServer(self.name)
         return self.server.listen(self.name)
+
+    def listen(self) -> None:
+        """Listening began in :meth:`claim`."""
 
     def on_activate(self, callback: Callable[[], None]) -> None:
         def accept() -> None:

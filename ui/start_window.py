@@ -1,12 +1,19 @@
 """The window a start shows first, before the agent core is imported (phase one of two).
 
-Phase one needs only Qt and the standard library, so the window is on screen about as soon as a
-bare Qt window would be:
+Phase one needs only a few Qt classes and the standard library, so the window is on screen
+about as soon as a bare Qt window would be:
 
-* the saved theme (``settings.json``'s ``theme``) and the saved place (``window.json``);
-* the conversations' titles from one read-only query on the database
-  (:func:`read_listing`), in the real :class:`ui.sidebar.Sidebar`;
-* the header and an editor where the person can start typing, focused.
+* the saved theme (``settings.json``'s ``theme``; for "system", the colours the window last
+  painted with, kept in ``window.json``) and the saved place, sidebar width and zoom;
+* the conversations' titles from one read-only query on the database (:func:`read_listing`),
+  drawn as the sidebar draws them (:class:`ui.start_list.TitleList`);
+* the menu bar's titles, the sidebar's button and search field, the header's ☰ and an editor
+  where the person can start typing, focused — each where the main window has it.
+
+It is built of plain widgets on purpose: the real sidebar, header and menus, and anything that
+names an enum of the ``Qt`` namespace, make Python enum classes for every enum they touch
+(``from PySide6.QtCore import Qt`` alone builds 93, ~15-25 ms) — phase one's largest cost
+before. A test checks that showing this window builds none of ``Qt``'s.
 
 Phase two (:func:`ui.main.main`) imports the core, opens the data folder properly (migrations,
 the damage check, recovery) and builds the :class:`ui.window.MainWindow`;
@@ -22,15 +29,19 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+import sys
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, QEvent, QObject, Qt
-from PySide6.QtGui import QCloseEvent, QIcon, QPalette
+from PySide6.QtCore import QByteArray
+from PySide6.QtGui import QCloseEvent, QColor, QGuiApplication, QPaintEvent, QPalette
 from PySide6.QtWidgets import (
     QApplication,
     QHBoxLayout,
+    QLabel,
+    QLineEdit,
     QMainWindow,
     QPlainTextEdit,
     QPushButton,
@@ -40,13 +51,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .actions import MENUS
-from .appearance import Appearance
-from .header import HeaderBar
-from .sidebar import Sidebar
-from .theme import SPACE
-from .window_place import NARROW_WIDTH, SIDEBAR_WIDTH, keep_on_screen
-from .window_state import load_state
+from .sidebar_text import NO_CONVERSATIONS
+from .start_list import TitleList
+from .theme import DARK, LIGHT, SPACE, Tokens, palette_for, tokens_for
+from .window_place import NARROW_WIDTH, SIDEBAR_WIDTH, keep_on_screen, scaled_font
+from .window_state import WindowState, load_state
 
 if TYPE_CHECKING:
     import asyncio
@@ -56,11 +65,13 @@ if TYPE_CHECKING:
 __all__ = [
     "DATABASE_FILE",
     "LISTED",
+    "MENU_TITLES",
     "SETTINGS_FILE",
     "Listed",
     "StartWindow",
     "read_listing",
     "read_theme",
+    "start_tokens",
 ]
 
 log = logging.getLogger(__name__)
@@ -75,6 +86,11 @@ RESOURCES = Path(__file__).resolve().parent.parent / "resources"
 PLACEHOLDER = "Message the model — Enter to send, Shift+Enter for a new line"
 OPENING = "Opening your conversations…"
 PAINT_WAIT = 0.5
+#: Where the platform's own style may ignore palettes (Windows' and macOS').
+_NATIVE_STYLE_PLATFORM: bool = sys.platform in ("win32", "darwin")
+#: The menu bar's titles (:data:`ui.actions.MENUS`' — a test keeps them equal), so nothing
+#: moves at the hand-over.
+MENU_TITLES = ("&File", "&Edit", "&Conversation", "&View", "&Help")
 
 _QUERY = (
     "SELECT id, title, created_at, updated_at, pinned_at FROM sessions "
@@ -141,51 +157,75 @@ def read_listing(data_dir: Path, limit: int = LISTED) -> list[Listed]:
     return listed
 
 
+def start_tokens(choice: str, state: WindowState, desktop: QPalette) -> Tokens:
+    """The colours of the start window: the chosen theme; for "system" (or an unknown choice)
+    the ones the window last painted with, else the desktop palette's (light or dark).
+
+    The main window asks the desktop for its colour scheme, which builds the ``Qt``
+    namespace's enums; the scheme it last used is nearly always the one it will use again."""
+    if choice == "light":
+        return LIGHT
+    if choice == "dark":
+        return DARK
+    if state.scheme:
+        return DARK if state.scheme == "dark" else LIGHT
+    return tokens_for(desktop)
+
+
+class _Surface(QWidget):
+    """Where the transcript will be: the surface colour; tells the window when first painted."""
+
+    def __init__(self, owner: StartWindow) -> None:
+        super().__init__()
+        self._owner = owner
+        self.setBackgroundRole(QPalette.ColorRole.Base)
+        self.setAutoFillBackground(True)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        super().paintEvent(event)
+        self._owner.surface_painted()
+
+
 class StartWindow(QMainWindow):
     """Looks like the main window (menu bar, sidebar, header, composer) while the core loads."""
 
     def __init__(self, data_dir: Path) -> None:
         super().__init__()
         self.data_dir = data_dir
-        Appearance.of().apply(read_theme(data_dir))  # before anything is shown: no flash
         self.setObjectName("startWindow")
         self.setWindowTitle("Continuum")
-        icon = RESOURCES / "icons" / "continuum.svg"
-        if icon.exists():
-            self.setWindowIcon(QIcon(str(icon)))
+        state = load_state(data_dir)
+        self.tokens = start_tokens(read_theme(data_dir), state, QGuiApplication.palette())
+        # On this window only: the main window's Appearance reads the desktop's palette from
+        # the application, and sets the application's (ui.appearance).
+        self.setPalette(palette_for(self.tokens))
+        self._use_fusion_if_needed()
         self.resize(1100, 760)
-        for title, _entries in MENUS:  # the same titles, so nothing moves at the hand-over
+        for title in MENU_TITLES:
             self.menuBar().addMenu(title)
-        self.sidebar = Sidebar()
+        self.sidebar = self._sidebar()
         self.listing = read_listing(data_dir)
-        self.sidebar.set_sessions(self.listing, set())
+        self.titles.set_listing(self.listing, datetime.now().astimezone())
         if self.listing:  # the main window opens the first one listed
-            self.sidebar.set_current(self.listing[0].id)
-        self.header = HeaderBar()
-        self.header.set_ready(False)
-        self.surface = QWidget()
-        self.surface.setBackgroundRole(QPalette.ColorRole.Base)
-        self.surface.setAutoFillBackground(True)
+            self.titles.set_current(self.listing[0].id)
+        else:
+            self.empty.show()
+        self.surface = _Surface(self)
         self.edit = QPlainTextEdit()
         self.edit.setObjectName("startComposer")
         self.edit.setAccessibleName("Message")
         self.edit.setPlaceholderText(PLACEHOLDER)
+        if state.zoom != 1.0:  # the main window's composer has the zoomed font
+            self.edit.setFont(scaled_font(QApplication.font(), state.zoom))
         lines = self.edit.fontMetrics().lineSpacing() * 2
         self.edit.setFixedHeight(lines + 2 * (self.edit.frameWidth() + SPACE[0]))
-        send = QPushButton("Send")
-        send.setEnabled(False)  # nothing can be sent before the core is loaded
-        composer = QHBoxLayout()  # as the composer: [paper clip] editor [Send]
-        composer.setContentsMargins(SPACE[1], SPACE[0], SPACE[1], SPACE[1])
-        composer.addSpacing(QToolButton().sizeHint().width() + composer.spacing())
-        composer.addWidget(self.edit, 1)
-        composer.addWidget(send, 0, Qt.AlignmentFlag.AlignBottom)
         right = QWidget()
         column = QVBoxLayout(right)
         column.setContentsMargins(0, 0, 0, 0)
         column.setSpacing(SPACE[0])
-        column.addWidget(self.header)
+        column.addWidget(self._header())
         column.addWidget(self.surface, 1)
-        column.addLayout(composer)
+        column.addLayout(self._composer())
         self.splitter = QSplitter()
         self.splitter.addWidget(self.sidebar)
         self.splitter.addWidget(right)
@@ -194,21 +234,87 @@ class StartWindow(QMainWindow):
         self.sidebar.setMinimumWidth(1)
         self.setCentralWidget(self.splitter)
         self.statusBar().showMessage(OPENING)
-        self._restore()
+        self._restore(state)
         self.edit.setFocus()
         #: The person closed this window before the main one was ready: the start ends there.
         self.dismissed = False
         self._handing_over = False
         self._painted: asyncio.Future[None] | None = None
         self.was_painted = False
-        self.surface.installEventFilter(self)
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is self.surface and event.type() == QEvent.Type.Paint:
-            self.was_painted = True
-            if self._painted is not None and not self._painted.done():
-                self._painted.set_result(None)
-        return super().eventFilter(watched, event)
+    # --- the parts, placed as ui.sidebar.Sidebar, ui.header.HeaderBar, ui.composer place theirs
+
+    def _sidebar(self) -> QWidget:
+        sidebar = QWidget()
+        sidebar.setObjectName("startSidebar")
+        new = QPushButton("New conversation")
+        self.search = QLineEdit()
+        self.search.setObjectName("startSearch")
+        self.search.setAccessibleName("Search conversations")
+        self.search.setPlaceholderText("Search conversations")
+        self.search.setClearButtonEnabled(True)
+        self.empty = QLabel(NO_CONVERSATIONS)
+        self.empty.setWordWrap(True)
+        self.empty.setContentsMargins(SPACE[2], SPACE[1], SPACE[1], SPACE[1])
+        muted = self.empty.palette()
+        muted.setColor(QPalette.ColorRole.WindowText, QColor(self.tokens.muted))
+        self.empty.setPalette(muted)
+        self.empty.hide()
+        self.titles = TitleList()
+        layout = QVBoxLayout(sidebar)
+        layout.setContentsMargins(SPACE[1], SPACE[1], 0, SPACE[1])
+        layout.setSpacing(SPACE[1])
+        layout.addWidget(new)
+        layout.addWidget(self.search)
+        layout.addWidget(self.empty)
+        layout.addWidget(self.titles, 1)
+        return sidebar
+
+    def _header(self) -> QWidget:
+        header = QWidget()
+        button = QToolButton()
+        button.setText("☰")
+        button.setAutoRaise(True)
+        button.setAccessibleName("Show or hide the conversation list")
+        row = QHBoxLayout(header)
+        row.setContentsMargins(SPACE[1], SPACE[1] - 2, SPACE[1], 0)
+        row.setSpacing(SPACE[1])
+        row.addWidget(button)
+        row.addStretch(1)
+        return header
+
+    def _composer(self) -> QHBoxLayout:
+        send = QPushButton("Send")
+        send.setEnabled(False)  # nothing can be sent before the core is loaded
+        foot = QVBoxLayout()  # Send at the editor's foot
+        foot.setContentsMargins(0, 0, 0, 0)
+        foot.addStretch(1)
+        foot.addWidget(send)
+        composer = QHBoxLayout()  # as the composer: [paper clip] editor [Send]
+        composer.setContentsMargins(SPACE[1], SPACE[0], SPACE[1], SPACE[1])
+        composer.addSpacing(QToolButton().sizeHint().width() + composer.spacing())
+        composer.addWidget(self.edit, 1)
+        composer.addLayout(foot)
+        return composer
+
+    def _use_fusion_if_needed(self) -> None:
+        """As :class:`ui.appearance.Appearance`: where the platform style ignores palettes, the
+        themes need Fusion (asked only there: the style's enums cost a few milliseconds)."""
+        if not _NATIVE_STYLE_PLATFORM:
+            return
+        from .appearance import needs_fusion
+
+        app = QApplication.instance()
+        style = app.style() if isinstance(app, QApplication) else None
+        if isinstance(app, QApplication) and style is not None and needs_fusion(style.name()):
+            app.setStyle("Fusion")
+
+    # --- the start ---------------------------------------------------------------------------
+
+    def surface_painted(self) -> None:
+        self.was_painted = True
+        if self._painted is not None and not self._painted.done():
+            self._painted.set_result(None)
 
     async def painted(self) -> None:
         """Wait until the window has been painted once (at most :data:`PAINT_WAIT` seconds: a window
@@ -233,8 +339,7 @@ class StartWindow(QMainWindow):
         self.dismissed = True
         self.hide()
 
-    def _restore(self) -> None:
-        state = load_state(self.data_dir)
+    def _restore(self, state: WindowState) -> None:
         if state.geometry and self.restoreGeometry(QByteArray(state.geometry)):
             keep_on_screen(self)
         if state.splitter:
@@ -262,7 +367,7 @@ class StartWindow(QMainWindow):
             window.composer.edit.setTextCursor(cursor)
         if not window.sidebar.session_ids():  # listed from its first frame, until start() lists
             window.sidebar.set_sessions(self.listing, set())
-        searched = self.sidebar.search.text()
+        searched = self.search.text()
         if searched and not window.sidebar.search.text():
             window.sidebar.search.setText(searched)
             window.sidebar.search.setFocus()

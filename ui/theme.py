@@ -14,10 +14,12 @@ transcript paint with). :mod:`ui.appearance` applies that palette to the running
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette
+
+if TYPE_CHECKING:
+    from PySide6.QtCore import Qt
 
 __all__ = [
     "DARK",
@@ -206,9 +208,15 @@ def _luminance(color: QColor) -> float:
     )
 
 
+def _as_color(value: QColor | str) -> QColor:
+    return value if isinstance(value, QColor) else QColor(value)
+
+
 def contrast(a: QColor | str, b: QColor | str) -> float:
     """The WCAG contrast ratio of two colours (1 to 21)."""
-    la, lb = sorted((_luminance(QColor(a)), _luminance(QColor(b))), reverse=True)
+    # Not QColor(a) for a colour: resolving that overload makes the Qt namespace's enum classes
+    # (QColor(Qt.GlobalColor) is a candidate), ~15 ms the start window must not spend.
+    la, lb = sorted((_luminance(_as_color(a)), _luminance(_as_color(b))), reverse=True)
     return (la + 0.05) / (lb + 0.05)
 
 
@@ -229,6 +237,10 @@ def resolve_theme(choice: str, system_scheme: Qt.ColorScheme) -> Tokens:
         return LIGHT
     if choice == "dark":
         return DARK
+    # Imported here: the start window uses this module, and importing the Qt namespace makes
+    # Python enum classes of all its enums (~15-25 ms of a cold start; ui.start_window).
+    from PySide6.QtCore import Qt
+
     return DARK if system_scheme == Qt.ColorScheme.Dark else LIGHT
 
 

@@ -16,6 +16,7 @@ from PySide6.QtCore import QByteArray
 from PySide6.QtGui import QFont, QGuiApplication
 from PySide6.QtWidgets import QApplication, QWidget
 
+from .theme import tokens_for
 from .window_state import WindowState, load_state, save_state, zoom_step
 
 if TYPE_CHECKING:
@@ -128,5 +129,6 @@ class WindowPlace:
             splitter=bytes(window.splitter.saveState().data()),
             sidebar=self.sidebar,
             zoom=self.level,
+            scheme=tokens_for(window.palette()).name,
         )
         save_state(self.data_dir, self.state)

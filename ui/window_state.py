@@ -41,6 +41,9 @@ class WindowState:
     splitter: bytes = b""  # QSplitter.saveState()
     sidebar: bool = True  # shown (the person's choice; a narrow window folds it anyway)
     zoom: float = 1.0
+    #: The colours the window last painted with (``"light"``/``"dark"``, ``""`` unknown): the
+    #: start window uses it for the "system" theme, whose scheme it does not ask the desktop.
+    scheme: str = ""
     extra: dict[str, Any] = field(default_factory=dict)  # keys a newer version wrote: kept
 
 
@@ -67,7 +70,8 @@ def parse_state(data: Any) -> WindowState:
     if not isinstance(data, dict):
         return WindowState()
     zoom = data.get("zoom")
-    known = {"geometry", "splitter", "sidebar", "zoom"}
+    known = {"geometry", "splitter", "sidebar", "zoom", "scheme"}
+    scheme = data.get("scheme")
     return WindowState(
         geometry=_bytes(data.get("geometry")),
         splitter=_bytes(data.get("splitter")),
@@ -75,6 +79,7 @@ def parse_state(data: Any) -> WindowState:
         zoom=float(zoom)
         if isinstance(zoom, int | float) and ZOOM_STEPS[0] <= zoom <= ZOOM_STEPS[-1]
         else 1.0,
+        scheme=scheme if scheme in ("light", "dark") else "",
         extra={k: v for k, v in data.items() if k not in known},
     )
 
@@ -103,6 +108,7 @@ def save_state(data_dir: Path, state: WindowState) -> None:
         "splitter": base64.b64encode(state.splitter).decode("ascii"),
         "sidebar": state.sidebar,
         "zoom": state.zoom,
+        "scheme": state.scheme,
     }
     path = data_dir / STATE_FILE
     tmp = path.with_name(path.name + ".tmp")

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import stat
+import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +22,73 @@ def test_second_instance_asks_the_first_to_come_forward(
     activated: list[bool] = []
     first.on_activate(lambda: activated.append(True))
     second = SingleInstance(tmp_path)
-    assert not second.claim()
+    assert not second.claim() and second.answered
     qtbot.waitUntil(lambda: bool(activated), timeout=3000)
     first.close()
+
+
+def test_a_launch_before_the_first_listens_waits_for_it(
+    qapp: Any, qtbot: Any, tmp_path: Path
+) -> None:
+    """The first instance holds the folder's lock from its first milliseconds but makes its
+    socket only once its start window is shown: a launch in between waits and is heard."""
+    first = SingleInstance(tmp_path)
+    assert first.claim()
+    second = SingleInstance(tmp_path)
+    result: list[bool] = []
+    asking = threading.Thread(target=lambda: result.append(second.claim()))
+    asking.start()
+    activated: list[bool] = []
+    try:
+        first.on_activate(lambda: activated.append(True))  # listens now
+        qtbot.waitUntil(lambda: bool(activated), timeout=5000)
+    finally:
+        asking.join(10)
+        first.close()
+    assert result == [False] and second.answered
+
+
+_HOLDER = """
+import sys
+from pathlib import Path
+from ui.single_instance import SingleInstance
+instance = SingleInstance(Path(sys.argv[1]))
+print("claimed" if instance.claim() else "refused", flush=True)
+instance.listen()
+print("listening", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_killed_instance_never_blocks_the_next_start(qapp: Any, tmp_path: Path) -> None:
+    """SIGKILL leaves the lock file and the socket file; the kernel has let go of the lock,
+    so the next launch claims the folder and takes the socket file over."""
+    root = Path(__file__).resolve().parents[2]
+    with subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, str(tmp_path)],
+        cwd=root,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as holder:
+        assert holder.stdout is not None
+        try:
+            assert holder.stdout.readline().strip() == "claimed"
+            assert holder.stdout.readline().strip() == "listening"
+            refused = SingleInstance(tmp_path)
+            assert not refused.claim() and refused.answered  # it runs, and heard the request
+        finally:
+            holder.kill()  # SIGKILL
+            holder.wait(10)
+    after = SingleInstance(tmp_path)
+    try:
+        assert Path(after._impl.path).exists()  # the killed one's socket file is still there
+        assert after.claim()
+        after.listen()
+        third = SingleInstance(tmp_path)
+        assert not third.claim() and third.answered
+    finally:
+        after.close()
 
 
 def test_excepthook_reports_one_sentence_not_a_traceback(
@@ -59,9 +125,10 @@ def test_a_file_left_by_a_killed_instance_is_taken_over(qapp: Any, tmp_path: Pat
     assert path.exists()
     try:
         assert first.claim()  # taken over, not "already running"
+        first.listen()
         assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0  # the user's alone
         second = SingleInstance(tmp_path)
-        assert not second.claim()
+        assert not second.claim() and second.answered
     finally:
         first.close()
     assert not path.exists()

@@ -118,9 +118,10 @@ def test_start_window_shows_theme_place_and_titles(qtbot: Any, run: Any, tmp_pat
     start.show()
     qtbot.waitExposed(start)
     qtbot.waitUntil(lambda: start.palette().color(QPalette.ColorRole.Window).lightness() < 128)
-    assert start.sidebar.session_ids() == expected
-    assert start.sidebar.title_of(expected[0]) == "Oldest"
-    assert [title for title, _ in start.sidebar.group_headers()] != []
+    assert start.titles.session_ids() == expected
+    assert start.titles.title_of(expected[0]) == "Oldest"
+    assert [title for title, _ in start.titles.group_headers()] == ["Pinned", "Today"]
+    assert start.titles.shown_texts() == ["Pinned", "Oldest", "Today", "Newest", "Middle"]
     assert start.statusBar().currentMessage() == "Opening your conversations…"
     start.close()  # closed by the person while starting: hidden, and the start ends
     assert start.dismissed and not start.isVisible()
@@ -160,18 +161,28 @@ def test_hand_over_to_the_main_window(qtbot: Any, run: Any, tmp_path: Path) -> N
 
 
 _DRIVER = """
-import gc, json, sys
+import enum, gc, json, sys
 from PySide6.QtCore import QTimer
 import ui.main
 
 HEAVY = {heavy!r}
 seen = {{}}
 
+def enum_classes():
+    found, stack = [], [enum.Enum]
+    while stack:
+        for sub in stack.pop().__subclasses__():
+            found.append(sub.__qualname__)
+            stack.append(sub)
+    return found
+
 def on_stage(stage, window):
     if stage == "shown":
         seen["loaded"] = sorted(m for m in sys.modules if m.split(".")[0] in HEAVY)
         seen["qt_network"] = "PySide6.QtNetwork" in sys.modules
-        seen["start_titles"] = [window.sidebar.title_of(i) for i in window.sidebar.session_ids()]
+        seen["socket"] = "socket" in sys.modules
+        seen["qt_enums"] = sorted(n for n in enum_classes() if n.startswith("Qt."))
+        seen["start_titles"] = [window.titles.title_of(i) for i in window.titles.session_ids()]
     else:
         seen["titles"] = [window.sidebar.title_of(i) for i in window.sidebar.session_ids()]
         seen["kind"] = type(window).__name__
@@ -196,8 +207,12 @@ def test_entry_point_shows_the_start_window_before_the_core(run: Any, tmp_path: 
     assert proc.returncode == 0, proc.stderr[-3000:]
     seen = json.loads(proc.stdout.strip().splitlines()[-1])
     assert seen["loaded"] == [], f"phase one loaded {seen['loaded']}"
-    # The single-instance check is a plain Unix socket here: Qt's network module stays out.
+    # The single-instance check is a lock here (its socket comes after): Qt's network module
+    # and Python's socket stay out.
     assert seen["qt_network"] is (sys.platform == "win32")
+    assert seen["socket"] is False
+    # No enum class of the Qt namespace was made (importing it makes 93, ~15-25 ms).
+    assert seen["qt_enums"] == []
     assert seen["start_titles"] == ["Oldest", "Newest", "Middle"]
     assert seen["kind"] == "MainWindow"
     # The main window lists them from its first frame (no empty list while it loads).

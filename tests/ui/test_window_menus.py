@@ -61,6 +61,9 @@ def test_zoom_steps(zoom: float, direction: int, expected: float) -> None:
         ({"zoom": 9, "sidebar": "no", "geometry": "%%%"}, WindowState()),
         ({"zoom": 1.25, "sidebar": False}, WindowState(sidebar=False, zoom=1.25)),
         ({"geometry": "AAEC"}, WindowState(geometry=b"\x00\x01\x02")),
+        ({"scheme": "dark"}, WindowState(scheme="dark")),
+        ({"scheme": "sepia"}, WindowState()),
+        ({"scheme": 1}, WindowState()),
     ],
 )
 def test_a_damaged_state_file_gives_defaults_field_by_field(data: Any, expected: Any) -> None:
@@ -68,7 +71,9 @@ def test_a_damaged_state_file_gives_defaults_field_by_field(data: Any, expected:
 
 
 def test_state_round_trips_and_a_broken_file_is_ignored(tmp_path: Path) -> None:
-    state = WindowState(geometry=b"\x01\x02", splitter=b"\x03", sidebar=False, zoom=1.5)
+    state = WindowState(
+        geometry=b"\x01\x02", splitter=b"\x03", sidebar=False, zoom=1.5, scheme="light"
+    )
     save_state(tmp_path, state)
     assert load_state(tmp_path) == state
     (tmp_path / STATE_FILE).write_text("{not json", encoding="utf-8")
@@ -203,7 +208,16 @@ def test_zoom_scales_the_transcript_and_composer_and_is_kept(run: Any, tmp_path:
             assert window.transcript.font().pointSizeF() == pytest.approx(base * 1.1, abs=0.1)
         finally:
             await close_window(window)
-        assert json.loads((tmp_path / STATE_FILE).read_text())["zoom"] == 1.1
+        saved = json.loads((tmp_path / STATE_FILE).read_text())
+        # The colours it painted with are kept for the next start window's "system" theme.
+        assert saved["zoom"] == 1.1 and saved["scheme"] == "light"
+        from ui.start_window import StartWindow
+
+        start = StartWindow(tmp_path)  # the next start's first window: the composer zoomed too
+        try:
+            assert start.edit.font().pointSizeF() == pytest.approx(base * 1.1, abs=0.1)
+        finally:
+            start.deleteLater()
         again = await open_window(tmp_path, None)
         try:
             assert again.transcript.font().pointSizeF() == pytest.approx(base * 1.1, abs=0.1)

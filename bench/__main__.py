@@ -86,6 +86,15 @@ def coldstart(quick: bool) -> tuple[list[Row], Any]:
             "bare PySide6 QMainWindow",
         ),
         _row(
+            "the same, no --data-dir (the platform's folder, found by platformdirs)",
+            raw["default_ms"],
+            raw["bare_ms"],
+            "ms",
+            "(reported)",
+            None,
+            "bare PySide6 QMainWindow",
+        ),
+        _row(
             "imports before the first window (ui.main, ui.start_window)",
             raw["imports"]["phase_one_ms"],
             raw["imports"]["qtwidgets_ms"],

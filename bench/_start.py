@@ -1,4 +1,5 @@
-"""Launch driver for the cold-start figure: ``python -m bench._start app DATA_DIR | bare``.
+"""Launch driver for the cold-start figure: ``python -m bench._start app DATA_DIR | bare``
+(``DATA_DIR`` ``-``: no ``--data-dir``, the platform's folder).
 
 Prints ``shown`` on the first event-loop turn after the first window is shown; ``app`` then
 prints ``ready`` on the first turn after the main window has taken over, and both exit at once
@@ -47,7 +48,7 @@ def app(data_dir: str) -> None:
     def on_stage(stage: str, _window: object) -> None:
         QTimer.singleShot(0, lambda: say(stage, stage == "ready"))
 
-    ui.main.main(["--data-dir", data_dir], on_stage=on_stage)
+    ui.main.main([] if data_dir == "-" else ["--data-dir", data_dir], on_stage=on_stage)
 
 
 if __name__ == "__main__":

@@ -14,9 +14,8 @@ can be opened before the core is loaded. It must never touch ``Qt``'s enums (a t
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from PySide6.QtGui import (
     QFont,
@@ -53,8 +52,7 @@ class _Listed(Protocol):
     def pinned_at(self) -> float | None: ...
 
 
-@dataclass(frozen=True, slots=True)
-class ListedRow:
+class ListedRow(NamedTuple):
     """One row of the list: a section header (``label``) or a conversation."""
 
     label: str | None
@@ -62,8 +60,7 @@ class ListedRow:
     title: str
 
 
-@dataclass(frozen=True, slots=True)
-class RowMetrics:
+class RowMetrics(NamedTuple):
     """Where a row's parts go, relative to a row at y = 0 in a list ``width`` wide: ``(x, y,
     w, h)`` boxes, as :class:`~PySide6.QtCore.QRect` takes them."""
 

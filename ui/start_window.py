@@ -30,10 +30,9 @@ import json
 import logging
 import sqlite3
 import sys
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from PySide6.QtCore import QByteArray
 from PySide6.QtGui import QCloseEvent, QColor, QGuiApplication, QPaintEvent, QPalette
@@ -98,8 +97,7 @@ _QUERY = (
 )
 
 
-@dataclass(frozen=True)
-class Listed:
+class Listed(NamedTuple):
     """One conversation as the start window lists it (a :class:`ui.sidebar.ListedConversation`)."""
 
     id: str

@@ -13,8 +13,7 @@ transcript paint with). :mod:`ui.appearance` applies that palette to the running
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from PySide6.QtGui import QColor, QPalette
 
@@ -56,9 +55,9 @@ SPACE = (4, 8, 12, 16, 24)
 TYPE_SCALE = {"small": 0.85, "body": 1.0, "h3": 1.15, "h2": 1.3, "h1": 1.55}
 
 
-@dataclass(frozen=True, slots=True)
-class Tokens:
-    """One theme's named colours (``#rrggbb``)."""
+class Tokens(NamedTuple):
+    """One theme's named colours (``#rrggbb``). A named tuple, not a dataclass: the start window
+    uses this module, and loading :mod:`dataclasses` and making the class cost ~4 ms there."""
 
     name: str
     dark: bool
@@ -227,7 +226,7 @@ def tokens_for(palette: QPalette) -> Tokens:
 
 def token_names() -> list[str]:
     """Every colour token's name (tests check each is a valid colour)."""
-    return [f.name for f in fields(Tokens) if f.name not in ("name", "dark")]
+    return [name for name in Tokens._fields if name not in ("name", "dark")]
 
 
 def resolve_theme(choice: str, system_scheme: Qt.ColorScheme) -> Tokens:

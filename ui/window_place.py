@@ -8,7 +8,6 @@ sidebar, the zoom of the transcript and composer) and reads it back when the win
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -123,8 +122,7 @@ class WindowPlace:
 
     def save(self) -> None:
         window = self.window
-        self.state = dataclasses.replace(
-            self.state,
+        self.state = self.state._replace(
             geometry=bytes(window.saveGeometry().data()),
             splitter=bytes(window.splitter.saveState().data()),
             sidebar=self.sidebar,

@@ -14,9 +14,10 @@ import binascii
 import json
 import logging
 import os
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 __all__ = [
     "STATE_FILE",
@@ -35,8 +36,9 @@ STATE_FILE = "window.json"
 ZOOM_STEPS = (0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 1.75, 2.0)
 
 
-@dataclass(frozen=True, slots=True)
-class WindowState:
+class WindowState(NamedTuple):
+    """What ``window.json`` holds (a named tuple: the start window reads it, see ui.theme)."""
+
     geometry: bytes = b""  # QWidget.saveGeometry()
     splitter: bytes = b""  # QSplitter.saveState()
     sidebar: bool = True  # shown (the person's choice; a narrow window folds it anyway)
@@ -44,7 +46,7 @@ class WindowState:
     #: The colours the window last painted with (``"light"``/``"dark"``, ``""`` unknown): the
     #: start window uses it for the "system" theme, whose scheme it does not ask the desktop.
     scheme: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)  # keys a newer version wrote: kept
+    extra: Mapping[str, Any] = MappingProxyType({})  # keys a newer version wrote: kept
 
 
 def zoom_step(zoom: float, direction: int) -> float:

@@ -147,3 +147,35 @@ def test_another_data_folder_is_another_instance(qapp: Any, tmp_path: Path) -> N
     finally:
         first.close()
         other.close()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["--data-dir", "/tmp/x"],
+        ["--data-dir=/tmp/y z"],
+        ["--data-dir", "relative/folder"],
+        ["--data-dir", "-odd"],  # argparse's business (an option-looking value)
+        ["--data", "/tmp/abbrev"],
+        ["--data-dir="],
+        ["--data-dir", ""],
+        ["-platform", "offscreen"],
+        ["--data-dir", "/tmp/x", "-style", "Fusion"],
+    ],
+)
+def test_the_quick_reading_of_a_command_line_is_argparses(argv: list[str]) -> None:
+    """The usual command lines skip argparse (its first use costs a cold start ~3-4 ms); any
+    line read quickly reads as argparse reads it, and every other line goes to argparse."""
+    from ui.main import _parser, _quick_parse
+
+    quick = _quick_parse(argv)
+    if quick is not None:
+        assert quick == _parser().parse_known_args(argv)[0]
+    usual = (
+        [],
+        ["--data-dir", "/tmp/x"],
+        ["--data-dir=/tmp/y z"],
+        ["--data-dir", "relative/folder"],
+    )
+    assert (quick is not None) is (argv in usual)

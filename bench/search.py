@@ -4,10 +4,13 @@ Two stores are filled the same way (sessions of 100 messages, each saved with ``
 at ``synchronous=normal``: filling is not what is timed), with text drawn from one vocabulary
 in a Zipf-like mix, so a word's share of the messages is the same in both corpora. Then each
 query of :data:`QUERIES` — a rare word, a common one, a prefix, two letters, two words — runs
-through ``SQLiteSessionStore.search`` (the app's search: every word, the last as a prefix;
-the newest matching message of each conversation, up to 50 conversations found among the
-newest 2,000 matches, with snippets) several times; the figure is the median latency of each
-query, and the ratio of the large corpus to the small one (goal: flat, within 2×).
+through ``SQLiteSessionStore.search_page`` as the sidebar asks it while the person types (the
+app's search: every word, the last as a prefix; the newest matching message of each
+conversation, its first page of ``PAGE`` conversations found among the newest 2,000 matches,
+with snippets; the sidebar asks the next page when the list is scrolled to its end) several
+times; the figure is the median latency of each query, and the ratio of the large corpus to
+the small one (goal: flat, within 2×). The same queries asking 50 conversations at once (all
+the sidebar showed before it had pages) are measured too, as ``large_ms_50``/``small_ms_50``.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from app import AssistantMessage, SQLiteSessionStore, UserMessage
+from app.storage.search import PAGE
 
 PER_SESSION = 100
 WORDS = 30
@@ -55,15 +59,15 @@ async def _fill(store: SQLiteSessionStore, n: int) -> None:
 
 
 async def _latencies(
-    store: SQLiteSessionStore, repeats: int, found: dict[str, int]
+    store: SQLiteSessionStore, repeats: int, found: dict[str, int], limit: int = PAGE
 ) -> dict[str, float]:
     result = {}
     for name, query in QUERIES.items():
-        await store.search(query)  # warm: the pages it reads are in the cache
+        await store.search_page(query, limit=limit)  # warm: the pages it reads are in the cache
         samples = []
         for _ in range(repeats):
             started = time.perf_counter()
-            hits = await store.search(query)
+            hits = (await store.search_page(query, limit=limit)).hits
             samples.append(time.perf_counter() - started)
         assert hits, f"{name!r} found nothing"
         found[name] = len(hits)  # conversations shown: each costs its snippet
@@ -75,6 +79,7 @@ async def measure(large: int = 100_000, small: int = 1_000, repeats: int = 15) -
     """Median latency (ms) of each query over each corpus, and the large/small ratios."""
     runs: dict[str, dict[str, float]] = {}
     found: dict[str, dict[str, int]] = {"large": {}, "small": {}}
+    found_50: dict[str, dict[str, int]] = {"large": {}, "small": {}}
     fill_s: dict[str, float] = {}
     with tempfile.TemporaryDirectory(dir=Path.cwd()) as tmp:
         for key, n in (("small", small), ("large", large)):
@@ -84,6 +89,7 @@ async def measure(large: int = 100_000, small: int = 1_000, repeats: int = 15) -
                 await _fill(store, n)
                 fill_s[key] = time.perf_counter() - started
                 runs[key] = await _latencies(store, repeats, found[key])
+                runs[f"{key}_50"] = await _latencies(store, repeats, found_50[key], 50)
             finally:
                 await store.close()
     ratios = {name: runs["large"][name] / runs["small"][name] for name in QUERIES}
@@ -94,6 +100,14 @@ async def measure(large: int = 100_000, small: int = 1_000, repeats: int = 15) -
         "small_ms": runs["small"],
         "hits": found,
         "ratios": ratios,
+        "page": PAGE,
+        "large_ms_50": runs["large_50"],
+        "small_ms_50": runs["small_50"],
+        "hits_50": found_50,
+        "median_50_ms": {
+            "large": statistics.median(runs["large_50"].values()),
+            "small": statistics.median(runs["small_50"].values()),
+        },
         "median_large_ms": statistics.median(runs["large"].values()),
         "median_small_ms": statistics.median(runs["small"].values()),
         "worst": max(ratios, key=lambda name: ratios[name]),

@@ -39,6 +39,7 @@ from .conversation_flow import SetupFlow
 from .flows import STOP_FIRST, ExportFlow, ExportFormat, ModelFlow, WorkspaceFlow
 from .header import HeaderBar
 from .resume_bar import ResumeBar
+from .search_pages import SearchPages
 from .sidebar import Sidebar
 from .transcript import TranscriptModel, TranscriptView
 from .versions_flow import EditStrip, VersionFlow
@@ -80,6 +81,11 @@ class MainWindow(QMainWindow):
         self.transcript_model = TranscriptModel(self)
         self.controller = ConversationController(services, self.transcript_model, self)
         self.sidebar = Sidebar()
+        self.search_pages = SearchPages(
+            self.sidebar,
+            lambda query, limit, after: services.search_page(query, limit=limit, after=after),
+            self.controller.spawn,
+        )
         self.transcript = TranscriptView()
         self.transcript.setModel(self.transcript_model)
         self.empty_hint = EmptyConversationHint(self.transcript)  # "Ask anything" while empty
@@ -293,11 +299,8 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(window_title(self.sidebar.title_of(sid) if sid else ""))
 
     async def search(self, query: str) -> None:
-        if not query:
-            self.sidebar.show_all()
-            return
-        hits = await self.services.search(query)
-        self.sidebar.set_search_results([(h.session_id, h.snippet) for h in hits])
+        """Show the first page of what ``query`` finds (see :mod:`ui.search_pages`)."""
+        await self.search_pages.search(query)
 
     def new_conversation(self) -> None:
         if self.controller.busy:

@@ -54,7 +54,15 @@ from ..storage.base import SessionInfo
 from ..storage.conversation_settings import ConversationSettings
 from ..storage.journal import SessionJournal, StopKind
 from ..storage.reserve import RESERVE_FILE, DiskReserve
-from ..storage.sqlite import SearchHit, SQLiteSessionExtension
+from ..storage.sqlite import (
+    PAGE as SEARCH_PAGE,
+)
+from ..storage.sqlite import (
+    SearchCursor,
+    SearchHit,
+    SearchPage,
+    SQLiteSessionExtension,
+)
 from ..tools import MAY_STILL_COMPLETE, FunctionTool
 from ..tools.mcp import McpServerConfig, McpToolSource
 from . import branches as _branches
@@ -148,6 +156,9 @@ __all__ = [
     "content_text",
     "pasted_image",
     "read_attachment",
+    "SEARCH_PAGE",
+    "SearchCursor",
+    "SearchPage",
 ]
 
 
@@ -515,6 +526,12 @@ class AppServices:
 
     async def search(self, query: str, *, limit: int = 50) -> list[SearchHit]:
         return await self.storage.storage.search(query, limit=limit)
+
+    async def search_page(
+        self, query: str, *, limit: int = SEARCH_PAGE, after: SearchCursor | None = None
+    ) -> SearchPage:
+        """A page of :meth:`search` (the sidebar's): ``after`` is the previous page's ``more``."""
+        return await self.storage.storage.search_page(query, limit=limit, after=after)
 
     async def resume_info(self, session_id: str) -> ResumeInfo:
         return await _recovery.resume_info(self.client, self.journal, session_id)

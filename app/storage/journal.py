@@ -38,7 +38,7 @@ import aiosqlite
 from ..errors import StorageFullError
 from .reserve import DiskReserve
 from .schema import ensure_session_row
-from .search import storable_text
+from .search_index import storable_text
 from .sqlite import SQLiteSessionStore
 
 __all__ = [

@@ -1,25 +1,16 @@
-"""Finding text: what SQLite can hold, the full-text index, and the search over it.
+"""Finding text: the search over the full-text index, a page of conversations at a time.
 
-Python strings may hold lone surrogates (a broken paste), which have no UTF-8 form:
-:func:`storable_text` repairs them for the short texts stored as plain columns, and a message
-whose content has one is indexed with U+FFFD in its place (:func:`repaired_index_text`, applied
-by the store's appends). Index rows written before that repair are fixed when a search meets
-them (:func:`search`). The index itself (``messages_fts``, external content read from the view
-``messages_text``, schema 12) is kept by triggers in :mod:`app.storage.schema`; a message
-indexed by other text than its content has that text in ``messages_index_text``. A message
-of parts (text, images, files) is indexed by its text and its attachments' names
-(:func:`~app.parts.index_text`), never by the JSON of its parts nor a file's contents.
-
-Since schema 14 the index is fed in batches: the messages above ``messages_indexed.upto`` (at
-most 64, the newest) are not in it yet. A search indexes them first (:func:`index_pending`),
-so it finds every saved message, as before; one that cannot write (a full disk, another
-process holding the write lock) answers from the index as it is, without those few.
+:func:`search_page` answers what the person typed (every word; the last as a prefix) with the
+conversations that have a matching message, newest match first, one hit each with a snippet,
+``limit`` at a time: the page's :class:`SearchCursor` continues the same walk, so the pages
+put together are exactly one longer search (:func:`search`). The index and its upkeep (text
+SQLite can hold, the batches, repairs) are :mod:`app.storage.search_index`'s.
 """
 
 from __future__ import annotations
 
-import json
 import logging
+import sqlite3
 import weakref
 from dataclasses import dataclass
 from typing import Final
@@ -27,19 +18,29 @@ from typing import Final
 import aiosqlite
 
 from ..errors import StorageBusyError, StorageFullError, StorageReadOnlyError
-from ..messages import Message
-from ..parts import index_text, part_from_dict
 from .database import Database
+from .search_index import (
+    index_pending,
+    is_utf8,
+    repair_index,
+    repaired_index_text,
+    set_index_text,
+    storable_text,
+)
 
 log = logging.getLogger(__name__)
 
 __all__ = [
+    "PAGE",
+    "SCANNED",
+    "SearchCursor",
     "SearchHit",
+    "SearchPage",
     "fts_query",
     "index_pending",
-    "SCANNED",
     "repaired_index_text",
     "search",
+    "search_page",
     "set_index_text",
     "storable_text",
 ]
@@ -54,19 +55,24 @@ class SearchHit:
     snippet: str
 
 
-def storable_text(text: str) -> str:
-    """``text`` as SQLite can bind it: lone surrogates (a broken paste) become U+FFFD.
+@dataclass(frozen=True, slots=True)
+class SearchCursor:
+    """Where the next page of a search starts: below message id ``below``, past the
+    conversations already shown (``shown``), with ``scanned`` of the :data:`SCANNED` matches
+    already looked through."""
 
-    Python strings may hold lone surrogates, which have no UTF-8 form, so binding one raises
-    ``UnicodeEncodeError``. Messages keep them exactly (their JSON escapes them); the short
-    texts stored as plain columns — titles, drafts, stop messages, search words — are repaired
-    instead of making the operation fail.
-    """
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-    return text
+    text: str
+    below: int
+    shown: frozenset[str]
+    scanned: int
+
+
+@dataclass(frozen=True, slots=True)
+class SearchPage:
+    """One page of a search: its hits, and where the next starts (None: there is no more)."""
+
+    hits: list[SearchHit]
+    more: SearchCursor | None
 
 
 def fts_query(text: str) -> str | None:
@@ -83,6 +89,16 @@ def fts_query(text: str) -> str | None:
 #: How many of the newest matching messages a search looks through for conversations.
 SCANNED: Final = 2_000
 
+#: How many conversations a page holds unless asked otherwise: the sidebar's first page (a
+#: screenful, shown while the person types; the next comes when the list is scrolled to it).
+PAGE: Final = 15
+
+#: A last word longer than the prefix index ('1 2 3', schema 13) is looked up as the words it
+#: starts, when they are at most this many (see _EXPANDED).
+_CONTINUATIONS: Final = 16
+
+_FIRST: Final = 2**63 - 1  # the id bound of a first page: every message
+
 # Newest first, one hit per conversation: the newest matching message of each conversation,
 # found by walking the index backwards (FTS5 stops where the walk stops). The hits come in the
 # sidebar's own order (its conversations are listed newest first), as chat apps list what a
@@ -91,10 +107,6 @@ SCANNED: Final = 2_000
 # older than the newest 2,000 matches is not shown.
 # Relevance (bm25) was dropped on purpose: it needs every match's count before it can rank,
 # which made a common word cost in proportion to the history (10x from 1k to 100k messages).
-# One cost stays proportional: a last word longer than the prefix index ('1 2 3') is merged
-# from every word it starts by SQLite itself, whole, before the walk starts (~1.8 ms for a word
-# in half of 100,000 messages, with SQLite 3.40: the merge ignores rowid bounds, and listing
-# the words it starts through ``fts5vocab`` costs as much, since that counts every match).
 #
 # The snippet is made only for each conversation's first (newest) row of the walk: CASE runs
 # ``snippet()`` only when ``continuum_first_of`` (:class:`_FirstOf`, which remembers the sessions
@@ -104,17 +116,67 @@ SCANNED: Final = 2_000
 # conversation shown is walked, joined or given a snippet, and only the hits reach Python.
 # (SQLite neither flattens a subquery with a LIMIT into an outer query with a WHERE nor pushes
 # that WHERE down into it, so the snippet is computed once per row, inside the walk.)
-# ?1 the query, ?2 SCANNED, ?3 the limit.
-_NEWEST: Final = """
+# A next page walks on below the last hit (FTS5 seeks to a rowid bound), with the sessions
+# already shown given to _FirstOf as seen, and what is left of SCANNED.
+# ?1 the query (MATCH), ?2 what is left of SCANNED, ?3 the limit, ?4 the highest id walked.
+_WALK: Final = """
     SELECT id, session_id, seq, excerpt FROM (
         SELECT m.id AS id, m.session_id AS session_id, m.seq AS seq,
             CASE WHEN continuum_first_of(m.session_id) THEN
                 CAST(COALESCE(snippet(messages_fts, 0, '[', ']', '…', 12), '') AS BLOB)
             END AS excerpt
         FROM messages_fts JOIN messages AS m ON m.id = messages_fts.rowid
-        WHERE messages_fts MATCH ?1 ORDER BY messages_fts.rowid DESC LIMIT ?2
+        WHERE messages_fts MATCH {match} AND messages_fts.rowid <= ?4
+        ORDER BY messages_fts.rowid DESC LIMIT ?2
     ) WHERE excerpt IS NOT NULL LIMIT ?3
 """
+_NEWEST: Final = _WALK.format(match="?1")
+
+# A prefix longer than the prefix index is merged by SQLite 3.40's FTS5 from every word it
+# starts, whole, before the walk starts, whatever the rowid bounds: ~1.8 ms for a word in half
+# of 100,000 messages, in proportion to the history. So a last word of 4 or more letters and
+# digits (ASCII: unicode61 only folds its case) is looked up as the words of the index it
+# starts, OR-ed ('"the" "word" OR "the" "words"' ...: each with the words before it, since an
+# explicit AND finds nothing beside a word of no letters, which the implicit one ignores), and
+# FTS5 walks that lazily. The words are listed from ``temp.continuum_terms`` (fts5vocab,
+# 'instance'), one seek each to the first instance of the next word (the 'row' kind counts a
+# word's every match first, which costs as much as the merge); more than _CONTINUATIONS: the
+# prefix, as before. The same statement lists them: the index's words in the walk's snapshot.
+# ?5 the words before the last, quoted, each followed by a space, ?6 the last word (folded),
+# ?7 it + U+10FFFF, ?8 the most words to list. A message holding two of these words may get
+# another fragment as its snippet than the prefix's (each word counts as a phrase when
+# fragments are scored); the words marked are the same.
+_EXPANDED: Final = _WALK.format(
+    match="""(
+        WITH RECURSIVE words(word, n) AS (
+            SELECT (SELECT term FROM temp.continuum_terms
+                WHERE term >= ?6 || char(1) AND term <= ?7 LIMIT 1), 1
+            UNION ALL
+            SELECT (SELECT term FROM temp.continuum_terms
+                WHERE term >= words.word || char(1) AND term <= ?7 LIMIT 1), n + 1
+            FROM words WHERE words.word IS NOT NULL AND n <= ?8
+        )
+        SELECT CASE WHEN count(word) > ?8 THEN ?1 ELSE
+            ?5 || '"' || ?6 || '"' || COALESCE(
+                group_concat(' OR ' || ?5 || '"' || replace(word, '"', '""') || '"', ''), '')
+        END FROM words
+    )"""
+)
+_TERMS: Final = (
+    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.continuum_terms "
+    "USING fts5vocab(main, messages_fts, instance)"
+)
+
+
+def _statement(text: str, query: str) -> tuple[str, tuple[object, ...]]:
+    """The walk's statement for ``text`` (its FTS5 ``query``) and its parameters after ?4:
+    :data:`_EXPANDED` for a last word of 4 or more ASCII letters and digits, else the prefix."""
+    words = [w for w in storable_text(text).replace("\x00", " ").split() if w.strip('"')]
+    last = words[-1].lower() if words else ""
+    if len(last) <= 3 or not (last.isascii() and last.isalnum()):
+        return _NEWEST, ()
+    before = "".join('"' + w.replace('"', '""') + '" ' for w in words[:-1])
+    return _EXPANDED, (before, last, last + "\U0010ffff", _CONTINUATIONS)
 
 
 class _FirstOf:
@@ -122,185 +184,113 @@ class _FirstOf:
 
     Registered once per connection (SQLite refuses to replace a function while a statement of
     the connection is running, and a replacement re-prepares its cached statements); each
-    search starts it afresh with :meth:`reset`, under the database's lock."""
+    search starts it afresh with :meth:`reset` (given the sessions a previous page showed),
+    under the database's lock. ``walked`` counts the rows it was asked about."""
 
     def __init__(self) -> None:
         self._seen: set[object] = set()
+        self.walked = 0
 
-    def reset(self) -> None:
-        self._seen = set()
+    def reset(self, seen: frozenset[str] = frozenset()) -> None:
+        self._seen = set(seen)
+        self.walked = 0
 
     def __call__(self, session_id: object) -> int:
+        self.walked += 1
         if session_id in self._seen:
             return 0
         self._seen.add(session_id)
         return 1
 
 
-# The function of each open connection (a connection opened again registers it again).
+# The function of each open connection (a connection opened again registers it again), and
+# the connections that have ``temp.continuum_terms``.
 _REGISTERED: weakref.WeakKeyDictionary[aiosqlite.Connection, _FirstOf] = weakref.WeakKeyDictionary()
+_WITH_TERMS: weakref.WeakSet[aiosqlite.Connection] = weakref.WeakSet()
 
 
-async def _first_of(conn: aiosqlite.Connection) -> _FirstOf:
+async def _first_of(conn: aiosqlite.Connection, seen: frozenset[str]) -> _FirstOf:
     """``conn``'s ``continuum_first_of``, registered on first use, started afresh."""
     first_of = _REGISTERED.get(conn)
     if first_of is None:
         first_of = _REGISTERED[conn] = _FirstOf()
         await conn.create_function("continuum_first_of", 1, first_of)
-    first_of.reset()
+    first_of.reset(seen)
     return first_of
+
+
+async def _has_terms(conn: aiosqlite.Connection) -> bool:
+    """Whether ``conn`` has ``temp.continuum_terms``, made on first use. A connection that may
+    not write (``PRAGMA query_only``) cannot make it: the search uses the prefix then."""
+    if conn not in _WITH_TERMS:
+        try:
+            await conn.execute(_TERMS)
+        except sqlite3.OperationalError as err:
+            log.debug("search by prefix only: %s", err)
+            return False
+        _WITH_TERMS.add(conn)
+    return True
 
 
 async def search(database: Database, text: str, *, limit: int = 50) -> list[SearchHit]:
     """The conversations with a message matching ``text`` (all words; the last as a prefix),
     newest first: the newest matching message of each, up to ``limit`` conversations, among
     the newest :data:`SCANNED` matches."""
+    return (await search_page(database, text, limit=limit)).hits
+
+
+async def search_page(
+    database: Database, text: str, *, limit: int = PAGE, after: SearchCursor | None = None
+) -> SearchPage:
+    """A page of :func:`search`: the next ``limit`` conversations after ``after`` (a previous
+    page's ``more``, for the same ``text``), or the first ones."""
     query = fts_query(text)
-    if query is None:
-        return []
+    if query is None or limit <= 0 or (after is not None and after.scanned >= SCANNED):
+        return SearchPage([], None)
+    if after is not None and after.text != text:
+        raise ValueError("a search cursor continues the search it came from")
     try:
         await index_pending(database)
     except (StorageFullError, StorageReadOnlyError, StorageBusyError) as err:
         # As for a repair (below): the search still runs, over every message but the newest
         # few not indexed yet, and the next search or append indexes them.
         log.warning("newest messages not indexed for search: %s", err)
+    statement, extra = _statement(text, query)
+    shown = after.shown if after is not None else frozenset()
+    scanned = after.scanned if after is not None else 0
+    params = (query, SCANNED - scanned, limit, after.below - 1 if after else _FIRST)
+    walked = 0
 
     async def op(conn: aiosqlite.Connection) -> list[tuple[int, str, int, bytes]]:
         # The snippet as bytes: an index row written before lone surrogates were repaired
         # holds bytes that are not UTF-8, and decoding them must not fail the whole search.
-        # One hop to the database thread: the statement stops by itself (see _NEWEST).
-        await _first_of(conn)
-        rows = await conn.execute_fetchall(_NEWEST, (query, SCANNED, max(limit, 0)))
+        # One hop to the database thread: the statement stops by itself (see _WALK).
+        nonlocal walked
+        first_of = await _first_of(conn, shown)
+        if statement is _NEWEST or await _has_terms(conn):
+            rows = await conn.execute_fetchall(statement, (*params, *extra))
+        else:
+            rows = await conn.execute_fetchall(_NEWEST, params)
+        walked = first_of.walked
         return [(int(r[0]), str(r[1]), int(r[2]), bytes(r[3])) for r in rows]
 
     rows = await database.read(op)
-    broken = [row[0] for row in rows if not _is_utf8(row[3])]
+    broken = [row[0] for row in rows if not is_utf8(row[3])]
     if broken:
         try:
-            await _repair_index(database, broken)
+            await repair_index(database, broken)
         except (StorageFullError, StorageReadOnlyError, StorageBusyError) as err:
             # A search must not fail because its repair could not be written: the hits are
             # shown with U+FFFD anyway, and the repair is tried again by the next search.
             log.warning("search index repair not saved: %s", err)
         else:
             rows = await database.read(op)
-    return [
+    hits = [
         SearchHit(session_id, seq, bytes(snippet).decode("utf-8", "replace"))
         for _id, session_id, seq, snippet in rows
     ]
-
-
-# The messages not in the index yet (schema 14), and the statements that index them: the same
-# as the trigger ``messages_fts_batch`` runs for every 64th message.
-_PENDING: Final = "SELECT (SELECT MAX(id) FROM messages) > (SELECT upto FROM messages_indexed)"
-_INDEX_PENDING: Final = (
-    """INSERT INTO messages_fts(rowid, text) SELECT id, text FROM messages_text
-        WHERE id > (SELECT upto FROM messages_indexed)""",
-    "UPDATE messages_indexed SET upto = (SELECT MAX(id) FROM messages)",
-)
-
-
-async def index_pending(database: Database) -> bool:
-    """Index the messages not in the full-text index yet (the newest few, see the module
-    docstring), in one transaction; returns whether there were any. Reads only when none."""
-
-    async def waiting(conn: aiosqlite.Connection) -> bool:
-        rows = list(await conn.execute_fetchall(_PENDING))
-        return bool(rows and rows[0][0])
-
-    async def op(conn: aiosqlite.Connection) -> bool:
-        if not await waiting(conn):  # another connection may have indexed them meanwhile
-            return False
-        for statement in _INDEX_PENDING:
-            await conn.execute(statement)
-        return True
-
-    if not await database.read(waiting):
-        return False
-    return await database.transaction(op)
-
-
-async def _repair_index(database: Database, message_ids: list[int]) -> None:
-    """Re-index messages whose index text is not valid UTF-8 (see :func:`storable_text`)."""
-
-    async def op(conn: aiosqlite.Connection) -> None:
-        for message_id in message_ids:
-            rows = list(
-                await conn.execute_fetchall("SELECT data FROM messages WHERE id = ?", (message_id,))
-            )
-            if not rows:
-                continue
-            text = _index_text_of(str(rows[0][0]))
-            if text is not None:
-                await _replace_index_text(conn, message_id, text)
-
-    await database.transaction(op)
-
-
-def repaired_index_text(message: Message) -> str | None:
-    """The text to index for ``message`` when SQLite's own would not be valid UTF-8, else None.
-
-    The index trigger takes ``json_extract(data, '$.content')``, which turns the ``\\ud800``
-    escape of a lone surrogate into bytes that are not UTF-8; every search whose snippet
-    touched them failed. Such messages are indexed with U+FFFD in place of each surrogate.
-    """
-    content = getattr(message, "content", None)
-    if isinstance(content, tuple):  # parts: the trigger indexed their JSON; index their words
-        return storable_text(index_text(content))
-    if not isinstance(content, str):
-        return None
-    repaired = storable_text(content)
-    return None if repaired is content else repaired
-
-
-def _index_text_of(data: str) -> str | None:
-    """:func:`repaired_index_text` for a stored row's JSON (None: nothing to repair)."""
-    try:
-        content = json.loads(data).get("content")
-    except (ValueError, AttributeError):
-        return None
-    if isinstance(content, list):
-        try:
-            return storable_text(index_text(tuple(part_from_dict(raw) for raw in content)))
-        except (ValueError, TypeError):
-            return None
-    return storable_text(content) if isinstance(content, str) else None
-
-
-async def set_index_text(conn: aiosqlite.Connection, session_id: str, seq: int, text: str) -> None:
-    """Index message ``seq`` of ``session_id`` by ``text`` instead of its content."""
-    rows = list(
-        await conn.execute_fetchall(
-            "SELECT id FROM messages WHERE session_id = ? AND seq = ?", (session_id, seq)
-        )
-    )
-    if rows:
-        await _replace_index_text(conn, int(rows[0][0]), text)
-
-
-async def _replace_index_text(conn: aiosqlite.Connection, message_id: int, text: str) -> None:
-    """The index reads its text from the view ``messages_text`` (schema 12): forget what it
-    holds for the message (told exactly), keep ``text`` as its own, and index that. A message
-    not indexed yet (schema 14) only gets its text: the batch that indexes it reads it."""
-    await conn.execute(
-        "INSERT INTO messages_fts(messages_fts, rowid, text) "
-        "SELECT 'delete', id, text FROM messages_text "
-        "WHERE id = ?1 AND ?1 <= (SELECT upto FROM messages_indexed)",
-        (message_id,),
-    )
-    await conn.execute(
-        "INSERT OR REPLACE INTO messages_index_text(id, text) VALUES (?, ?)", (message_id, text)
-    )
-    await conn.execute(
-        "INSERT INTO messages_fts(rowid, text) SELECT ?1, ?2 "
-        "WHERE ?1 <= (SELECT upto FROM messages_indexed)",
-        (message_id, text),
-    )
-
-
-def _is_utf8(data: bytes) -> bool:
-    try:
-        bytes(data).decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
+    more = None
+    if len(rows) == limit and scanned + walked < SCANNED:
+        shown = shown | {hit.session_id for hit in hits}
+        more = SearchCursor(text, rows[-1][0], shown, scanned + walked)
+    return SearchPage(hits, more)

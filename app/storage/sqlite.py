@@ -58,25 +58,23 @@ from .branches import (
 from .database import Database, scalar, translate_sqlite_error
 from .decode import decode
 from .schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
-from .search import (
-    SearchHit,
-    fts_query,
-    index_pending,
-    repaired_index_text,
-    set_index_text,
-    storable_text,
-)
+from .search import PAGE, SearchCursor, SearchHit, SearchPage, fts_query
 from .search import search as _search
+from .search import search_page as _search_page
+from .search_index import index_pending, repaired_index_text, set_index_text, storable_text
 
 log = logging.getLogger(__name__)
 
 __all__ = [
+    "PAGE",
     "APPLICATION_ID",
     "MIGRATIONS",
     "SCHEMA_VERSION",
     "SQLiteSessionExtension",
     "SQLiteSessionStore",
+    "SearchCursor",
     "SearchHit",
+    "SearchPage",
     "fts_query",
     "storable_text",
     "translate_sqlite_error",
@@ -466,6 +464,13 @@ class SQLiteSessionStore:
         """Messages of every session matching ``text`` (all words; the last as a prefix), newest
         first (see :mod:`app.storage.search`)."""
         return await _search(self.database, text, limit=limit)
+
+    async def search_page(
+        self, text: str, *, limit: int = PAGE, after: SearchCursor | None = None
+    ) -> SearchPage:
+        """A page of :meth:`search`: ``limit`` conversations, after ``after`` (the previous
+        page's ``more``) or the first (see :mod:`app.storage.search`)."""
+        return await _search_page(self.database, text, limit=limit, after=after)
 
     async def integrity_check(self) -> list[str]:
         """SQLite's ``PRAGMA integrity_check`` result lines (``["ok"]`` when healthy)."""

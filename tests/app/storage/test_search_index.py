@@ -305,8 +305,8 @@ async def test_schema_13_indexes_prefixes_and_finds_the_same(tmp_path: Path) -> 
 
 def _search_rows(conn: sqlite3.Connection, text: str) -> list[tuple[str, int, str]]:
     """What the store's search returns, asked of a database the store has not opened."""
-    from app.storage.search import _NEWEST, SCANNED, _FirstOf, fts_query
+    from app.storage.search import _FIRST, _NEWEST, SCANNED, _FirstOf, fts_query
 
     conn.create_function("continuum_first_of", 1, _FirstOf())
-    rows = conn.execute(_NEWEST, (fts_query(text), SCANNED, 50)).fetchall()
+    rows = conn.execute(_NEWEST, (fts_query(text), SCANNED, 50, _FIRST)).fetchall()
     return [(str(r[1]), int(r[2]), bytes(r[3]).decode("utf-8")) for r in rows]

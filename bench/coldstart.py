@@ -59,7 +59,9 @@ import json, time
 t0 = time.perf_counter()
 import PySide6.QtWidgets
 t1 = time.perf_counter()
-import ui.main, ui.start_window
+import ui.main
+ui.main.skip_pyside_source_scan()  # as ui.main.main() does before it imports the rest
+import ui.start_window
 t2 = time.perf_counter()
 import app.services, ui.window
 t3 = time.perf_counter()

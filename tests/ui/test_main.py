@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import stat
 import subprocess
 import sys
@@ -179,3 +180,16 @@ def test_the_quick_reading_of_a_command_line_is_argparses(argv: list[str]) -> No
         ["--data-dir", "relative/folder"],
     )
     assert (quick is not None) is (argv in usual)
+
+
+def test_no_module_selects_a_pyside_feature() -> None:
+    """ui.main.skip_pyside_source_scan takes every module as not using PySide6, which is
+    right only while none selects a ``__feature__`` (snake_case, true_property)."""
+    root = Path(__file__).resolve().parents[2]
+    using = [
+        str(path.relative_to(root))
+        for folder in ("app", "ui", "bench", "examples")
+        for path in (root / folder).rglob("*.py")
+        if re.search(r"^\s*(from|import)\s+__feature__", path.read_text("utf-8"), re.M)
+    ]
+    assert using == []

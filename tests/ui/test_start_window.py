@@ -161,7 +161,7 @@ def test_hand_over_to_the_main_window(qtbot: Any, run: Any, tmp_path: Path) -> N
 
 
 _DRIVER = """
-import enum, gc, json, sys
+import enum, gc, json, linecache, sys
 from PySide6.QtCore import QTimer
 import ui.main
 
@@ -182,10 +182,12 @@ def on_stage(stage, window):
         seen["qt_network"] = "PySide6.QtNetwork" in sys.modules
         seen["socket"] = "socket" in sys.modules
         seen["qt_enums"] = sorted(n for n in enum_classes() if n.startswith("Qt."))
+        seen["sources_read"] = sorted(f for f in linecache.cache if "/ui/start" in f)
         seen["start_titles"] = [window.titles.title_of(i) for i in window.titles.session_ids()]
     else:
         seen["titles"] = [window.sidebar.title_of(i) for i in window.sidebar.session_ids()]
         seen["kind"] = type(window).__name__
+        seen["core_sources_read"] = sorted(f for f in linecache.cache if "/app/" in f)
         QTimer.singleShot(0, window.close)
 
 code = ui.main.main(["--data-dir", sys.argv[1]], on_stage=on_stage)
@@ -213,6 +215,8 @@ def test_entry_point_shows_the_start_window_before_the_core(run: Any, tmp_path: 
     assert seen["socket"] is False
     # No enum class of the Qt namespace was made (importing it makes 93, ~15-25 ms).
     assert seen["qt_enums"] == []
+    # PySide6 read no module's source to look for __feature__ (ui.main.skip_pyside_source_scan)
+    assert seen["sources_read"] == [] and seen["core_sources_read"] == []
     assert seen["start_titles"] == ["Oldest", "Newest", "Middle"]
     assert seen["kind"] == "MainWindow"
     # The main window lists them from its first frame (no empty list while it loads).

@@ -83,6 +83,16 @@ class SingleInstance:
         self._impl.close()
 
 
+def _same_file(descriptor: int, path: str) -> bool:
+    """Whether ``path`` still names the file open as ``descriptor``."""
+    try:
+        named = os.stat(path)
+    except OSError:
+        return False
+    held = os.fstat(descriptor)
+    return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
+
+
 def _runtime_dir() -> Path:
     folder = os.environ.get("XDG_RUNTIME_DIR")  # per user, 0700 (Linux)
     if folder and os.path.isdir(folder):
@@ -103,22 +113,29 @@ class _UnixInstance:
     def claim(self) -> bool:
         import fcntl
 
-        try:
-            descriptor = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        except OSError as err:
-            log.warning("cannot make the single-instance lock %s: %s", self.lock_path, err)
-            return True
-        try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:  # another instance holds it
+        for _attempt in range(8):
+            try:
+                descriptor = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            except OSError as err:
+                log.warning("cannot make the single-instance lock %s: %s", self.lock_path, err)
+                return True
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:  # another instance holds it
+                os.close(descriptor)
+                self.answered = self._ask()
+                return False
+            except OSError as err:  # a file system without locks
+                os.close(descriptor)
+                log.warning("cannot lock %s: %s", self.lock_path, err)
+                return True
+            if _same_file(descriptor, self.lock_path):
+                self._lock = descriptor
+                return True
+            # The instance that held it removed the file as it ended, after this opened it:
+            # the lock is on a file nobody else will open. Take the one at the path now.
             os.close(descriptor)
-            self.answered = self._ask()
-            return False
-        except OSError as err:  # a file system without locks
-            os.close(descriptor)
-            log.warning("cannot lock %s: %s", self.lock_path, err)
-            return True
-        self._lock = descriptor
+        log.warning("the single-instance lock %s keeps being replaced", self.lock_path)
         return True
 
     def _ask(self) -> bool:
@@ -201,7 +218,10 @@ class _UnixInstance:
             with contextlib.suppress(OSError):
                 os.unlink(self.path)
         if self._lock is not None:
-            # The file stays: removing it could let two launches lock two different files.
+            # Removed while locked: a launch that opened it before sees, once it has the lock,
+            # that the path no longer names its file, and starts over (claim).
+            with contextlib.suppress(OSError):
+                os.unlink(self.lock_path)
             os.close(self._lock)
             self._lock = None
 

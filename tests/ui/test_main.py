@@ -193,3 +193,38 @@ def test_no_module_selects_a_pyside_feature() -> None:
         if re.search(r"^\s*(from|import)\s+__feature__", path.read_text("utf-8"), re.M)
     ]
     assert using == []
+
+
+def test_the_lock_file_goes_with_the_instance_and_a_stale_handle_is_noticed(
+    qapp: Any, tmp_path: Path
+) -> None:
+    """The lock file is removed when the instance ends (none pile up in the runtime folder);
+    a launch that opened it just before, and then gets the lock, sees that the path names
+    another file (or none) and starts over, so two launches never both claim the folder."""
+    import fcntl
+    import os
+
+    from ui.single_instance import _same_file
+
+    first = SingleInstance(tmp_path)
+    assert first.claim()
+    lock = Path(first._impl.lock_path)
+    assert lock.exists()
+    late = os.open(lock, os.O_RDWR)  # a second launch, between its open and its flock
+    try:
+        first.close()
+        assert not lock.exists()
+        fcntl.flock(late, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the old file's lock: free now
+        assert not _same_file(late, str(lock))  # ... which claim() notices
+        again = SingleInstance(tmp_path)
+        assert again.claim()
+        assert _same_file(again._impl._lock, str(lock))
+        again.listen()
+        other = SingleInstance(tmp_path)
+        try:
+            # the folder has one instance, whatever the stale handle
+            assert not other.claim() and other.answered
+        finally:
+            again.close()
+    finally:
+        os.close(late)

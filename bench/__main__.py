@@ -73,7 +73,7 @@ def _module_json(module: str, *args: str) -> Any:
 def coldstart(quick: bool) -> tuple[list[Row], Any]:
     from bench.coldstart import measure
 
-    raw = measure(launches=5 if quick else 9)
+    raw = measure(launches=5 if quick else 15)
     ratio = raw["ratio"]
     return [
         _row(

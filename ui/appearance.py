@@ -15,20 +15,11 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
 
-from .theme import THEME_CHOICES, ThemeChoice, Tokens, palette_for, resolve_theme
+from .theme import THEME_CHOICES, ThemeChoice, Tokens, needs_fusion, palette_for, resolve_theme
 
 __all__ = ["Appearance", "effective_scheme", "needs_fusion"]
 
 log = logging.getLogger(__name__)
-
-#: Styles that draw with the platform's theme engine and ignore an application palette (Qt's
-#: QPalette documentation names these two); under them the themes would not show.
-PALETTE_BLIND_STYLES = frozenset({"windowsvista", "macos"})
-
-
-def needs_fusion(style_name: str) -> bool:
-    """Whether the style ``style_name`` ignores palettes (so Fusion must draw instead)."""
-    return style_name.lower() in PALETTE_BLIND_STYLES
 
 
 def effective_scheme(reported: Qt.ColorScheme, platform: QPalette) -> Qt.ColorScheme:

@@ -239,6 +239,7 @@ def main(
                 "Continuum is already running on this data folder but did not answer; "
                 "switch to its window, or end it and start Continuum again."
             )
+            return 1
         return 0
 
     from .start_window import StartWindow
@@ -250,6 +251,7 @@ def main(
     app.processEvents()  # painted now, before the event loop and the core are loaded
     front: list[Callable[[], None]] = [start.activate]  # what a second launch brings forward
     instance.on_activate(lambda: front[-1]())  # (a launch before this waits for it)
+    start.set_icon()
 
     import asyncio  # not before: the start window is shown without it
 
@@ -320,6 +322,8 @@ def main(
         settle_startup_objects()  # full collections stop walking the start-up objects
         MainThreadCollector(app)  # and run on this thread only (parented: lives with the app)
         await window.run()
+        # Ending: a launch from now on starts a new instance instead of asking this one.
+        instance.close()
         return 0
 
     try:

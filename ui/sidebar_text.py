@@ -78,22 +78,22 @@ class _Lazy:
         self._compiled: re.Pattern[str] | None = None
 
     @property
-    def pattern(self) -> re.Pattern[str]:
+    def compiled(self) -> re.Pattern[str]:
         if self._compiled is None:
             self._compiled = re.compile(self._source)
         return self._compiled
 
     def sub(self, repl: str | Callable[[re.Match[str]], str], text: str, count: int = 0) -> str:
-        return self.pattern.sub(repl, text, count=count)
+        return self.compiled.sub(repl, text, count=count)
 
     def match(self, text: str) -> re.Match[str] | None:
-        return self.pattern.match(text)
+        return self.compiled.match(text)
 
     def finditer(self, text: str) -> Iterator[re.Match[str]]:
-        return self.pattern.finditer(text)
+        return self.compiled.finditer(text)
 
     def findall(self, text: str) -> list[Any]:
-        return self.pattern.findall(text)
+        return self.compiled.findall(text)
 
 
 # --- titles -------------------------------------------------------------------------------

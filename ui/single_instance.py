@@ -111,6 +111,24 @@ class _UnixInstance:
         self._callbacks: list[Callable[[], None]] = []
 
     def claim(self) -> bool:
+        """Take the lock, or ask its holder to come forward. Until :data:`ASK_WAIT` runs out
+        both are tried again: the holder may not have made its socket yet (it does once its
+        start window is shown), or may be ending and about to let go of the lock."""
+        deadline = time.monotonic() + ASK_WAIT
+        while True:
+            if self._lock_or_none() is not False:
+                return True  # ours, or no lock can be had here (unprotected)
+            if self._ask():
+                self.answered = True
+                return False
+            if time.monotonic() >= deadline:
+                log.warning("Continuum runs on this folder but did not answer at %s", self.path)
+                return False
+            time.sleep(0.02)  # a rare path: a launch during another's first or last moments
+
+    def _lock_or_none(self) -> bool | None:
+        """True: the lock is ours; False: another instance holds it; None: no lock can be
+        had here (an unwritable runtime folder, a file system without locks)."""
         import fcntl
 
         for _attempt in range(8):
@@ -118,17 +136,16 @@ class _UnixInstance:
                 descriptor = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
             except OSError as err:
                 log.warning("cannot make the single-instance lock %s: %s", self.lock_path, err)
-                return True
+                return None
             try:
                 fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:  # another instance holds it
                 os.close(descriptor)
-                self.answered = self._ask()
                 return False
-            except OSError as err:  # a file system without locks
+            except OSError as err:
                 os.close(descriptor)
                 log.warning("cannot lock %s: %s", self.lock_path, err)
-                return True
+                return None
             if _same_file(descriptor, self.lock_path):
                 self._lock = descriptor
                 return True
@@ -136,29 +153,22 @@ class _UnixInstance:
             # the lock is on a file nobody else will open. Take the one at the path now.
             os.close(descriptor)
         log.warning("the single-instance lock %s keeps being replaced", self.lock_path)
-        return True
+        return None
 
     def _ask(self) -> bool:
-        """Tell the instance holding the lock to come forward; it may not have made its
-        socket yet (it does once its start window is shown), so try until :data:`ASK_WAIT`."""
+        """Tell the instance holding the lock to come forward (whether it heard)."""
         import socket
 
-        deadline = time.monotonic() + ASK_WAIT
-        while True:
-            client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            client.settimeout(ASK_TIMEOUT)
-            try:
-                client.connect(self.path)
-                client.sendall(b"activate\n")
-                return True
-            except OSError:  # no file yet, refused (a file left by a killed one), timed out
-                pass
-            finally:
-                client.close()
-            if time.monotonic() >= deadline:
-                log.warning("Continuum runs on this folder but did not answer at %s", self.path)
-                return False
-            time.sleep(0.02)  # a rare path: a launch during another's first milliseconds
+        client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        client.settimeout(ASK_TIMEOUT)
+        try:
+            client.connect(self.path)
+            client.sendall(b"activate\n")
+            return True
+        except OSError:  # no file yet, refused (a file left by a killed one), timed out
+            return False
+        finally:
+            client.close()
 
     def listen(self) -> None:
         if self._lock is None or self._server is not None:
@@ -174,7 +184,11 @@ class _UnixInstance:
             server.bind(self.path)
         except OSError as err:
             server.close()
+            # Unprotected, as without a lock: holding it would make every later launch on
+            # this folder wait for an answer that cannot come and then refuse to start.
             log.warning("cannot make the single-instance socket %s: %s", self.path, err)
+            os.close(self._lock)
+            self._lock = None
             return
         finally:
             os.umask(old_mask)

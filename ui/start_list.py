@@ -8,7 +8,8 @@ the same row height, card, insets, fonts and colours (:func:`row_metrics` is the
 :func:`ui.sidebar_rows.row_geometry` and :func:`~ui.sidebar_rows.header_rect`, and a test
 compares the two), the same sections (:func:`ui.sidebar_model.grouped_keys`' rule, from the
 Qt-free :mod:`ui.sidebar_text`), the first conversation selected. It takes no clicks: nothing
-can be opened before the core is loaded. It must never touch ``Qt``'s enums (a test checks).
+can be opened before the core is loaded. It touches ``Qt``'s enums only to show a title that
+looks like HTML as text (the entry-point test checks that none is built otherwise).
 """
 
 from __future__ import annotations
@@ -106,9 +107,11 @@ def elided(metrics: QFontMetricsF, text: str, width: int) -> str:
     ``Qt.ElideRight`` cuts it (a test compares them): characters are kept while the text up to
     and including them, measured in context, stays narrower than ``width`` less the "…"; the
     first that does not, and all after it, go. (Qt steps by grapheme: a combining mark at the
-    cut may go where Qt keeps it with its letter.)"""
-    if metrics.horizontalAdvance(text) <= width:
-        return text
+    cut may go where Qt keeps it with its letter, and Qt joins an Arabic letter to the "…"
+    and keeps bidirectional controls from the cut text: such titles may be cut a letter
+    differently for the few hundred milliseconds the start window is up.)"""
+    if len(text) <= 1 or metrics.horizontalAdvance(text) <= width:
+        return text  # (Qt never cuts a single character)
     available = width - metrics.horizontalAdvance(ELLIPSIS)
     if available < 0:
         return ""
@@ -125,6 +128,15 @@ def elided(metrics: QFontMetricsF, text: str, width: int) -> str:
         else:
             low = middle + 1
     return text[: low - 1] + ELLIPSIS
+
+
+def _plain_text(label: QLabel) -> None:
+    """Show ``label``'s text as text: a label takes text that looks like HTML ("<div> vs
+    <span>") as rich text. Only for such titles: naming the Qt namespace's enum builds all
+    of its enum classes (see the module docstring)."""
+    from PySide6.QtCore import Qt
+
+    label.setTextFormat(Qt.TextFormat.PlainText)
 
 
 class TitleList(QWidget):
@@ -210,6 +222,8 @@ class TitleList(QWidget):
                 )
             x, y, w, h = m.header if row.label is not None else m.title
             label.setGeometry(x, n * m.height + y, w, h)
+            if "<" in row.title:
+                _plain_text(label)
             label.setText(elided(QFontMetricsF(label.font()), row.title, w))
         self.update()
 

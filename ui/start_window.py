@@ -12,7 +12,7 @@ about as soon as a bare Qt window would be:
 
 It is built of plain widgets on purpose: the real sidebar, header and menus, and anything that
 names an enum of the ``Qt`` namespace, make Python enum classes for every enum they touch
-(``from PySide6.QtCore import Qt`` alone builds 93, ~15-25 ms) — phase one's largest cost
+(``from PySide6.QtCore import Qt`` alone builds 97, ~15-25 ms) — phase one's largest cost
 before. A test checks that showing this window builds none of ``Qt``'s.
 
 Phase two (:func:`ui.main.main`) imports the core, opens the data folder properly (migrations,
@@ -52,7 +52,7 @@ from PySide6.QtWidgets import (
 
 from .sidebar_text import NO_CONVERSATIONS
 from .start_list import TitleList
-from .theme import DARK, LIGHT, SPACE, Tokens, palette_for, tokens_for
+from .theme import DARK, LIGHT, SPACE, Tokens, needs_fusion, palette_for, tokens_for
 from .window_place import NARROW_WIDTH, SIDEBAR_WIDTH, keep_on_screen, scaled_font
 from .window_state import WindowState, load_state
 
@@ -300,8 +300,6 @@ class StartWindow(QMainWindow):
         themes need Fusion (asked only there: the style's enums cost a few milliseconds)."""
         if not _NATIVE_STYLE_PLATFORM:
             return
-        from .appearance import needs_fusion
-
         app = QApplication.instance()
         style = app.style() if isinstance(app, QApplication) else None
         if isinstance(app, QApplication) and style is not None and needs_fusion(style.name()):
@@ -345,8 +343,18 @@ class StartWindow(QMainWindow):
         if not state.sidebar or self.width() < NARROW_WIDTH:
             self.sidebar.hide()
 
+    def set_icon(self) -> None:
+        """The window's icon, once it is on screen (loading the SVG costs ~4-5 ms)."""
+        from PySide6.QtGui import QIcon
+
+        icon = RESOURCES / "icons" / "continuum.svg"
+        if icon.exists():
+            self.setWindowIcon(QIcon(str(icon)))
+
     def activate(self) -> None:
-        """A second launch during the start brings this window forward."""
+        """A second launch during the start brings this window forward (closed meanwhile: it
+        opens again, and the start goes on)."""
+        self.dismissed = False
         self.show()
         self.raise_()
         self.activateWindow()
@@ -361,7 +369,9 @@ class StartWindow(QMainWindow):
         if typed and not window.composer.edit.toPlainText():
             window.composer.edit.setPlainText(typed)
             cursor = window.composer.edit.textCursor()
-            cursor.setPosition(min(self.edit.textCursor().position(), len(typed)))
+            # The same text, so the same position (in UTF-16 units, not len(typed)'s).
+            last = window.composer.edit.document().characterCount() - 1
+            cursor.setPosition(min(self.edit.textCursor().position(), last))
             window.composer.edit.setTextCursor(cursor)
         if not window.sidebar.session_ids():  # listed from its first frame, until start() lists
             window.sidebar.set_sessions(self.listing, set())

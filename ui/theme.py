@@ -33,6 +33,7 @@ __all__ = [
     "ThemeChoice",
     "Tokens",
     "contrast",
+    "needs_fusion",
     "palette_for",
     "resolve_theme",
     "token_names",
@@ -217,6 +218,17 @@ def contrast(a: QColor | str, b: QColor | str) -> float:
     # (QColor(Qt.GlobalColor) is a candidate), ~15 ms the start window must not spend.
     la, lb = sorted((_luminance(_as_color(a)), _luminance(_as_color(b))), reverse=True)
     return (la + 0.05) / (lb + 0.05)
+
+
+#: Styles that draw with the platform's theme engine and ignore an application palette (Qt's
+#: QPalette documentation names these two); under them the themes would not show. (Here, not
+#: in ui.appearance, which names the Qt namespace: the start window asks too.)
+PALETTE_BLIND_STYLES = frozenset({"windowsvista", "macos"})
+
+
+def needs_fusion(style_name: str) -> bool:
+    """Whether the style ``style_name`` ignores palettes (so Fusion must draw instead)."""
+    return style_name.lower() in PALETTE_BLIND_STYLES
 
 
 def tokens_for(palette: QPalette) -> Tokens:

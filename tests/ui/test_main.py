@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import stat
 import subprocess
@@ -36,11 +37,22 @@ def test_a_launch_before_the_first_listens_waits_for_it(
     first = SingleInstance(tmp_path)
     assert first.claim()
     second = SingleInstance(tmp_path)
+    unheard = threading.Event()
+    ask = second._impl._ask
+
+    def asked() -> bool:
+        heard = ask()
+        if not heard:
+            unheard.set()
+        return heard
+
+    second._impl._ask = asked  # type: ignore[union-attr]
     result: list[bool] = []
     asking = threading.Thread(target=lambda: result.append(second.claim()))
     asking.start()
     activated: list[bool] = []
     try:
+        assert unheard.wait(10)  # it asked before the first listened, and was not heard
         first.on_activate(lambda: activated.append(True))  # listens now
         qtbot.waitUntil(lambda: bool(activated), timeout=5000)
     finally:
@@ -228,3 +240,49 @@ def test_the_lock_file_goes_with_the_instance_and_a_stale_handle_is_noticed(
             again.close()
     finally:
         os.close(late)
+
+
+def test_a_running_instance_that_never_answers(
+    qapp: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    """The folder's lock is held but nobody listens (a hung instance): after ASK_WAIT the
+    launch gives up, says what to do, and exits with 1; it never starts a second instance."""
+    import ui.single_instance
+
+    monkeypatch.setattr(ui.single_instance, "ASK_WAIT", 0.2)
+    holder = SingleInstance(tmp_path)
+    assert holder.claim()  # and never listens
+    try:
+        launch = SingleInstance(tmp_path)
+        assert not launch.claim() and not launch.answered
+        assert main(["--data-dir", str(tmp_path)]) == 1
+        assert "did not answer" in capsys.readouterr().out
+    finally:
+        holder.close()
+        root = logging.getLogger()
+        for handler in list(root.handlers):  # main()'s log file, in tmp_path
+            if str(getattr(handler, "baseFilename", "")).startswith(str(tmp_path)):
+                root.removeHandler(handler)
+                handler.close()
+
+
+def test_a_lock_file_replaced_under_a_launch_is_claimed_again(
+    qapp: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """claim() starts over when the file it locked is no longer the one at the path (its
+    holder removed it as it ended); a path that keeps changing leaves it unprotected."""
+    import ui.single_instance
+
+    real = ui.single_instance._same_file
+    answers = iter([False])
+    monkeypatch.setattr(
+        ui.single_instance, "_same_file", lambda fd, path: next(answers, None) or real(fd, path)
+    )
+    first = SingleInstance(tmp_path)
+    try:
+        assert first.claim() and first._impl._lock is not None  # the second try held
+    finally:
+        first.close()
+    monkeypatch.setattr(ui.single_instance, "_same_file", lambda fd, path: False)
+    never = SingleInstance(tmp_path)
+    assert never.claim() and never._impl._lock is None  # started, unprotected

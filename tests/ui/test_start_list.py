@@ -40,12 +40,14 @@ class Conv:
 
 
 def _listing() -> list[Conv]:
+    """In the store's listing order (pinned first, then newest first), as read_listing gives."""
     day = 86400.0
     now = NOW.timestamp()
     return [
         Conv("p", "Pinned: **project** notes", now - 40 * day, now - 40 * day, now - 1),
         Conv("a", "SQL window functions", now - 60, now - 60),
         Conv("b", "Why does my Rust borrow checker complain about this loop", now - 99, now - 99),
+        Conv("f", "<div> vs <span> in React", now - 120, now - 120),
         Conv("c", None, now - 1.5 * day, now - 1.5 * day),
         Conv("d", "Recipe: lentil soup", now - 4 * day, now - 4 * day),
         Conv("e", "# Old *plans*", now - 200 * day, now - 200 * day),
@@ -83,6 +85,7 @@ def test_row_metrics_are_the_sidebar_rows(qapp: Any, width: int, points: float) 
         "a" * 80,
         "WWWiiilll mmm ... ,,,",
         "emoji 🎉🎉 beyond the plane 𝒜𝒜𝒜 of basic characters",
+        "W",
     ],
 )
 @pytest.mark.parametrize("points", [7.0, 9.0, 11.5])
@@ -153,6 +156,7 @@ def test_the_list_looks_like_the_sidebars(qapp: Any, qtbot: Any, tokens: Any) ->
     )
     assert differing == 0
     assert start.shown_texts()[:3] == ["Pinned", "Pinned: project notes", "Today"]
+    assert start.shown_texts()[5] == "<div> vs <span> in React"  # as text, not as HTML
 
 
 @pytest.mark.parametrize(

@@ -140,6 +140,7 @@ def test_hand_over_to_the_main_window(qtbot: Any, run: Any, tmp_path: Path) -> N
     assert start.was_painted
     start.edit.setFocus()
     qtbot.keyClicks(start.edit, "typed while starting")
+    start.edit.insertPlainText(" 🎉🎉")  # two UTF-16 units each: the cursor must not shift
 
     async def take_over() -> Any:
         services = await make_services(tmp_path, "http://127.0.0.1:9/v1")
@@ -152,7 +153,9 @@ def test_hand_over_to_the_main_window(qtbot: Any, run: Any, tmp_path: Path) -> N
     qtbot.addWidget(window)
     try:
         assert window.isVisible() and not start.isVisible() and not start.dismissed
-        assert window.composer.edit.toPlainText() == "typed while starting"
+        assert window.composer.edit.toPlainText() == "typed while starting 🎉🎉"
+        cursor = window.composer.edit.textCursor()
+        assert cursor.atEnd() and cursor.position() == start.edit.textCursor().position()
         assert window.size() == start.size()
         run(until(lambda: len(window.sidebar.session_ids()) == 3, what="listed"))
     finally:
@@ -213,7 +216,7 @@ def test_entry_point_shows_the_start_window_before_the_core(run: Any, tmp_path: 
     # and Python's socket stay out.
     assert seen["qt_network"] is (sys.platform == "win32")
     assert seen["socket"] is False
-    # No enum class of the Qt namespace was made (importing it makes 93, ~15-25 ms).
+    # No enum class of the Qt namespace was made (importing it makes 97, ~15-25 ms).
     assert seen["qt_enums"] == []
     # PySide6 read no module's source to look for __feature__ (ui.main.skip_pyside_source_scan)
     assert seen["sources_read"] == [] and seen["core_sources_read"] == []

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple
 
 from PySide6.QtCore import (
     QModelIndex,
@@ -25,7 +25,13 @@ from PySide6.QtCore import (
 
 from .plain import plain_tooltip
 from .sidebar_diff import MAX_STEPS, plan
-from .sidebar_text import accessible_text, date_group, display_title, section_starts
+from .sidebar_text import (
+    ListedConversation,
+    accessible_text,
+    date_group,
+    display_title,
+    sections,
+)
 
 __all__ = [
     "BADGE_ROLE",
@@ -54,22 +60,6 @@ _ENABLED = (
 )
 
 
-class ListedConversation(Protocol):
-    """What the list shows of a conversation: ``app.SessionInfo`` has it, and so do the titles
-    the start window reads before the core is imported (:mod:`ui.start_window`)."""
-
-    @property
-    def id(self) -> str: ...
-    @property
-    def title(self) -> str | None: ...
-    @property
-    def created_at(self) -> float: ...
-    @property
-    def updated_at(self) -> float: ...
-    @property
-    def pinned_at(self) -> float | None: ...
-
-
 def changed_at(info: ListedConversation) -> float:
     return info.updated_at or info.created_at
 
@@ -80,17 +70,11 @@ def is_pinned(info: ListedConversation) -> bool:
 
 def grouped_keys(listing: Sequence[ListedConversation], now: datetime) -> list[str]:
     """Row keys for ``listing`` (pinned first, then newest first) under section headers."""
-    pinned = 0
-    while pinned < len(listing) and is_pinned(listing[pinned]):
-        pinned += 1
-    times = [changed_at(info) for info in listing[pinned:]]
     ids = [info.id for info in listing]
     keys: list[str] = []
-    starts = section_starts(pinned, times, now)
-    for n, (row, label) in enumerate(starts):
-        end = starts[n + 1][0] if n + 1 < len(starts) else len(ids)
+    for label, first, end in sections(listing, now):
         keys.append(HEADER + label)
-        keys.extend(ids[row:end])
+        keys.extend(ids[first:end])
     return keys
 
 

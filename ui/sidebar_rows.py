@@ -45,7 +45,7 @@ from .sidebar_model import (
     Row,
 )
 from .sidebar_text import Span, match_spans, snippet_spans
-from .theme import SPACE, TYPE_SCALE, Tokens, tokens_for
+from .theme import SPACE, Tokens, small_font, tokens_for
 
 __all__ = [
     "BADGE_ROLE",
@@ -70,17 +70,6 @@ __all__ = [
 BADGE_TEXT = "Resume"
 
 # --- one row's geometry ----------------------------------------------------------------------
-
-
-def small_font(font: QFont, *, bold: bool = False) -> QFont:
-    small = QFont(font)
-    if font.pointSizeF() > 0:
-        small.setPointSizeF(max(font.pointSizeF() * TYPE_SCALE["small"], 6.0))
-    else:
-        small.setPixelSize(max(round(font.pixelSize() * TYPE_SCALE["small"]), 8))
-    if bold:
-        small.setWeight(QFont.Weight.DemiBold)
-    return small
 
 
 @dataclass(frozen=True, slots=True)

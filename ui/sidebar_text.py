@@ -21,9 +21,11 @@ import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import date, datetime, time, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 __all__ = [
+    "ListedConversation",
+    "sections",
     "MONTHS",
     "NO_CONVERSATIONS",
     "PINNED",
@@ -230,6 +232,36 @@ def section_labels(rows: Iterable[tuple[float, bool]], now: datetime) -> list[st
         labels.append(group if group != previous else None)
         previous = group
     return labels
+
+
+class ListedConversation(Protocol):
+    """What the list shows of a conversation: ``app.SessionInfo`` has it, and so do the titles
+    the start window reads before the core is imported (:mod:`ui.start_window`)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def title(self) -> str | None: ...
+    @property
+    def created_at(self) -> float: ...
+    @property
+    def updated_at(self) -> float: ...
+    @property
+    def pinned_at(self) -> float | None: ...
+
+
+def sections(listing: Sequence[ListedConversation], now: datetime) -> list[tuple[str, int, int]]:
+    """(label, first row, end row) of each section of ``listing`` (pinned first, then newest
+    first): the sidebar's (:func:`ui.sidebar_model.grouped_keys`) and the start window's."""
+    pinned = 0
+    while pinned < len(listing) and listing[pinned].pinned_at is not None:
+        pinned += 1
+    times = [info.updated_at or info.created_at for info in listing[pinned:]]
+    starts = section_starts(pinned, times, now)
+    if not starts:
+        return []
+    ends = [row for row, _label in starts[1:]] + [len(listing)]
+    return [(label, row, end) for (row, label), end in zip(starts, ends, strict=True)]
 
 
 def section_starts(pinned: int, times: Sequence[float], now: datetime) -> list[tuple[int, str]]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import NamedTuple, Protocol
+from typing import NamedTuple
 
 from PySide6.QtGui import (
     QFont,
@@ -30,27 +30,12 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QLabel, QWidget
 
-from .sidebar_text import display_title, section_starts
-from .theme import SPACE, TYPE_SCALE
+from .sidebar_text import ListedConversation, display_title, sections
+from .theme import SPACE, small_font
 
 __all__ = ["ListedRow", "RowMetrics", "TitleList", "elided", "listed_rows", "row_metrics"]
 
 ELLIPSIS = "…"
-
-
-class _Listed(Protocol):
-    """The fields :func:`listed_rows` reads (``ui.start_window.Listed`` has them)."""
-
-    @property
-    def id(self) -> str: ...
-    @property
-    def title(self) -> str | None: ...
-    @property
-    def created_at(self) -> float: ...
-    @property
-    def updated_at(self) -> float: ...
-    @property
-    def pinned_at(self) -> float | None: ...
 
 
 class ListedRow(NamedTuple):
@@ -86,19 +71,13 @@ def row_metrics(width: int, body_height: int, small_height: int) -> RowMetrics:
     return RowMetrics(height, card, title, header)
 
 
-def listed_rows(listing: Sequence[_Listed], now: datetime) -> list[ListedRow]:
+def listed_rows(listing: Sequence[ListedConversation], now: datetime) -> list[ListedRow]:
     """The rows the sidebar shows for ``listing`` (pinned first, then newest first): a header
     row where each section starts, then its conversations."""
-    pinned = 0
-    while pinned < len(listing) and listing[pinned].pinned_at is not None:
-        pinned += 1
-    times = [info.updated_at or info.created_at for info in listing[pinned:]]
-    starts = section_starts(pinned, times, now)
     rows: list[ListedRow] = []
-    for n, (start, label) in enumerate(starts):
-        end = starts[n + 1][0] if n + 1 < len(starts) else len(listing)
+    for label, first, end in sections(listing, now):
         rows.append(ListedRow(label, None, label))
-        rows.extend(ListedRow(None, i.id, display_title(i.title)) for i in listing[start:end])
+        rows.extend(ListedRow(None, i.id, display_title(i.title)) for i in listing[first:end])
     return rows
 
 
@@ -156,7 +135,7 @@ class TitleList(QWidget):
         self.current: str | None = None
         self._labels: list[QLabel] = []
 
-    def set_listing(self, listing: Sequence[_Listed], now: datetime) -> None:
+    def set_listing(self, listing: Sequence[ListedConversation], now: datetime) -> None:
         self.rows = listed_rows(listing, now)
         for label in self._labels:
             label.deleteLater()
@@ -183,14 +162,7 @@ class TitleList(QWidget):
 
     def header_font(self) -> QFont:
         """The headers' font: small and demi-bold, as the sidebar's rows have it."""
-        body = self.font()
-        small = QFont(body)
-        if body.pointSizeF() > 0:
-            small.setPointSizeF(max(body.pointSizeF() * TYPE_SCALE["small"], 6.0))
-        else:
-            small.setPixelSize(max(round(body.pixelSize() * TYPE_SCALE["small"]), 8))
-        small.setWeight(QFont.Weight.DemiBold)
-        return small
+        return small_font(self.font(), bold=True)
 
     def metrics(self) -> RowMetrics:
         small = QFontMetrics(self.header_font()).height()

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from PySide6.QtCore import QByteArray
-from PySide6.QtGui import QCloseEvent, QColor, QGuiApplication, QPaintEvent, QPalette
+from PySide6.QtGui import QCloseEvent, QGuiApplication, QPaintEvent, QPalette
 from PySide6.QtWidgets import (
     QApplication,
     QHBoxLayout,
@@ -254,9 +254,7 @@ class StartWindow(QMainWindow):
         self.empty = QLabel(NO_CONVERSATIONS)
         self.empty.setWordWrap(True)
         self.empty.setContentsMargins(SPACE[2], SPACE[1], SPACE[1], SPACE[1])
-        muted = self.empty.palette()
-        muted.setColor(QPalette.ColorRole.WindowText, QColor(self.tokens.muted))
-        self.empty.setPalette(muted)
+        self.empty.setForegroundRole(QPalette.ColorRole.PlaceholderText)  # muted, as there
         self.empty.hide()
         self.titles = TitleList()
         layout = QVBoxLayout(sidebar)

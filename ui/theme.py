@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from PySide6.QtGui import QColor, QPalette
+from PySide6.QtGui import QColor, QFont, QPalette
 
 if TYPE_CHECKING:
     from PySide6.QtCore import Qt
@@ -34,6 +34,7 @@ __all__ = [
     "Tokens",
     "contrast",
     "needs_fusion",
+    "small_font",
     "palette_for",
     "resolve_theme",
     "token_names",
@@ -218,6 +219,19 @@ def contrast(a: QColor | str, b: QColor | str) -> float:
     # (QColor(Qt.GlobalColor) is a candidate), ~15 ms the start window must not spend.
     la, lb = sorted((_luminance(_as_color(a)), _luminance(_as_color(b))), reverse=True)
     return (la + 0.05) / (lb + 0.05)
+
+
+def small_font(font: QFont, *, bold: bool = False) -> QFont:
+    """``font`` at the small step of :data:`TYPE_SCALE` (a point or pixel size), demi-bold
+    with ``bold``: the sidebar's snippets, headers and badge."""
+    small = QFont(font)
+    if font.pointSizeF() > 0:
+        small.setPointSizeF(max(font.pointSizeF() * TYPE_SCALE["small"], 6.0))
+    else:
+        small.setPixelSize(max(round(font.pixelSize() * TYPE_SCALE["small"]), 8))
+    if bold:
+        small.setWeight(QFont.Weight.DemiBold)
+    return small
 
 
 #: Styles that draw with the platform's theme engine and ignore an application palette (Qt's

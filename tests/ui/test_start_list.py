@@ -24,7 +24,7 @@ from ui.sidebar_model import grouped_keys
 from ui.sidebar_rows import header_rect, row_geometry, row_height
 from ui.start_list import TitleList, elided, listed_rows, row_metrics
 from ui.start_window import MENU_TITLES, start_tokens
-from ui.theme import DARK, LIGHT, palette_for
+from ui.theme import DARK, LIGHT, palette_for, small_font
 from ui.window_state import WindowState
 
 NOW = datetime(2026, 12, 5, 15, 0, tzinfo=UTC)
@@ -63,9 +63,7 @@ def _box(rect: QRect) -> tuple[int, int, int, int]:
 def test_row_metrics_are_the_sidebar_rows(qapp: Any, width: int, points: float) -> None:
     font = QFont(qapp.font())
     font.setPointSizeF(points)
-    small = QFont(font)
-    small.setPointSizeF(max(points * 0.85, 6.0))
-    small.setWeight(QFont.Weight.DemiBold)
+    small = small_font(font, bold=True)
     m = row_metrics(width, QFontMetrics(font).height(), QFontMetrics(small).height())
     rect = QRect(0, 0, width, row_height(font, snippet=False))
     g = row_geometry(rect, font, snippet=False, badge=False)

@@ -51,6 +51,7 @@ from .sidebar_text import (
     no_match_text,
     pin_action_text,
     query_terms,
+    title_matches,
 )
 from .theme import SPACE, tokens_for
 
@@ -129,6 +130,7 @@ class Sidebar(QWidget):
         self._sessions: list[ListedConversation] = []
         self._by_id: dict[str, ListedConversation] = {}
         self._badges: set[str] = set()
+        self._title_hits: tuple[list[str], list[ListedConversation], list[str]] | None = None
         self._current: str | None = None
         self._debounce = QTimer(self)
         self._debounce.setSingleShot(True)
@@ -198,16 +200,29 @@ class Sidebar(QWidget):
 
     def set_search_results(self, hits: list[tuple[str, str]], query: str | None = None) -> None:
         """``hits``: (session id, snippet), newest first; one row per conversation. ``query``
-        (default: the search field's text) is what the no-match line quotes and bold marks."""
-        snippets: dict[str, str] = {}
-        for session_id, snippet in hits:
-            if session_id in self._by_id and session_id not in snippets:
-                snippets[session_id] = snippet
+        (default: the search field's text) is what the no-match line quotes and bold marks.
+        Conversations whose title has the query's words come first (their snippet: the first
+        message hit's, if one came), then the rest of the hits."""
         query = self.search.text().strip() if query is None else query
         self._terms = query_terms(query)
+        snippets = dict.fromkeys(self._titled(self._terms), "")
+        for session_id, snippet in hits:
+            if session_id in self._by_id and not snippets.get(session_id):
+                snippets[session_id] = snippet
         self._show(list(snippets), snippets)
         self.empty.setText(no_match_text(query))
         self.empty.setVisible(not snippets)
+
+    def _titled(self, terms: list[str]) -> list[str]:
+        """:func:`title_matches` over the listed conversations, kept for the next page of the
+        same search (a page comes each time the list is scrolled near its end)."""
+        cached = self._title_hits
+        if cached is not None and cached[0] == terms and cached[1] is self._sessions:
+            return cached[2]
+        titled = ((info.id, display_title(info.title)) for info in self._sessions)
+        found = title_matches(titled, terms)
+        self._title_hits = (terms, self._sessions, found)
+        return found
 
     def show_all(self) -> None:
         self._terms = []

@@ -24,6 +24,7 @@ from datetime import date, datetime, time, timedelta
 from typing import Any, Protocol
 
 __all__ = [
+    "title_matches",
     "ListedConversation",
     "sections",
     "MONTHS",
@@ -347,6 +348,20 @@ def match_spans(text: str, terms: Sequence[str]) -> list[Span]:
         if any(word.group(0).startswith(term) for term in terms):
             ranges.append(word.span())
     return _merge(text, ranges)
+
+
+def title_matches(titles: Iterable[tuple[str, str]], terms: Sequence[str]) -> list[str]:
+    """The ids of ``titles`` ((id, title) pairs, in the list's order) whose title has, for
+    every query word, a word starting with it (case-insensitively, as the message search
+    matches): a search finds a conversation by its title as well as by its messages."""
+    if not terms:
+        return []
+    found: list[str] = []
+    for session_id, title in titles:
+        words = _TERM.findall(title.casefold())
+        if all(any(word.startswith(term) for word in words) for term in terms):
+            found.append(session_id)
+    return found
 
 
 def snippet_spans(snippet: str) -> list[Span]:

@@ -74,3 +74,48 @@ def test_the_first_page_then_the_next_as_the_list_is_scrolled(
             await store.close()
 
     run(scenario())
+
+
+def test_a_title_is_found_as_well_as_a_message(qtbot: Any, run: Any, tmp_path: Path) -> None:
+    """A conversation whose title has the words is listed first even when no message has them
+    (the store's search reads messages); one whose message has them follows, with its
+    snippet; a titled one with a matching message too gets that message's snippet."""
+
+    async def scenario() -> None:
+        store = SQLiteSessionStore(tmp_path / "c.sqlite")
+        tasks: list[asyncio.Task[Any]] = []
+        try:
+            await store.append("titled", "r", UserMessage("configure the retries"))
+            await store.rename_session("titled", "Deploying the retry service")
+            await store.append("both", "r", UserMessage("we deploy on Fridays"))
+            await store.rename_session("both", "Deploy calendar")
+            await store.append("message", "r", UserMessage("how to deploy a wheel"))
+            await store.append("other", "r", UserMessage("nothing to see"))
+            side = Sidebar()
+            qtbot.addWidget(side)
+            side.resize(260, 500)
+            side.show()
+            qtbot.waitExposed(side)
+            side.set_sessions(await store.list_sessions(), set())
+            pages = SearchPages(
+                side,
+                lambda q, n, after: store.search_page(q, limit=n, after=after),
+                lambda coro: tasks.append(asyncio.ensure_future(coro)),
+            )
+            side.search.setText("deploy")
+            await pages.search("deploy")
+            shown = side.session_ids()
+            assert set(shown[:2]) == {"titled", "both"} and shown[2:] == ["message"]
+            snippets = {sid: side.model.row(side._row_of(sid)).snippet for sid in shown}
+            assert snippets["titled"] == ""  # found by its title alone
+            assert "[deploy]" in (snippets["both"] or "") and "[deploy]" in (
+                snippets["message"] or ""
+            )
+            side.search.setText("deploy retry")  # every word, in the title
+            await pages.search("deploy retry")
+            assert side.session_ids() == ["titled"]
+        finally:
+            await asyncio.gather(*tasks, return_exceptions=True)
+            await store.close()
+
+    run(scenario())

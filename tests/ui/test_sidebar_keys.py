@@ -123,11 +123,11 @@ def test_arrow_keys_open_the_conversation_they_move_to(qtbot: Any) -> None:
 def test_down_or_enter_in_the_search_field_opens_the_first_result(qtbot: Any, key: Qt.Key) -> None:
     side, opened = _three(qtbot)
     side.search.setFocus()
-    side.search.setText("ban")
-    side.set_search_results([("b", "[Bananas] are yellow"), ("a", "[banana] bread")])
+    side.search.setText("yellow")  # in no title: only the message hits are listed
+    side.set_search_results([("b", "Bananas are [yellow]"), ("a", "a [yellow] apple")])
     QTest.keyClick(side.search, key)
     assert opened == ["b"] and side.list.currentIndex().row() == 0
-    assert side.search.text() == "ban"  # the query stays
+    assert side.search.text() == "yellow"  # the query stays
     side.set_search_results([])
     QTest.keyClick(side.search, key)  # nothing to open: nothing happens
     assert opened == ["b"]

@@ -21,6 +21,7 @@ from ui.sidebar_text import (
     section_labels,
     section_starts,
     snippet_spans,
+    title_matches,
 )
 
 IMAGE_MARKUP = '<img src="file:///tmp/pytest-of-me/test_title_markup0/big.png"> <b>bold</b>'
@@ -277,3 +278,24 @@ def test_section_starts_agree_with_the_labels_row_by_row(now: datetime, seed: in
     rows = [(0.0, True)] * pinned + [(t, False) for t in times]
     expected = [(row, label) for row, label in enumerate(section_labels(rows, now)) if label]
     assert section_starts(pinned, times, now) == expected
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("", []),
+        ("deploy", ["a", "b"]),
+        ("DEPLOY retr", ["a"]),  # every word, each as the start of a word
+        ("ploy", []),  # not inside a word
+        ("calendar deploy", ["b"]),
+        ("café", ["c"]),
+        ("and", []),  # an operator word is not a search word
+    ],
+)
+def test_title_matches(query: str, expected: list[str]) -> None:
+    titles = [
+        ("a", "Deploying the retry service"),
+        ("b", "Deploy calendar"),
+        ("c", "Notes from the Café"),
+    ]
+    assert title_matches(titles, query_terms(query)) == expected

@@ -121,8 +121,8 @@ def test_a_search_and_back_shows_every_conversation_again(qtbot: Any) -> None:
     listing = _listing(120)
     side = _sidebar(qtbot, listing)
     side.set_current("c100")
-    side.search.setText("conversation")
-    side.set_search_results([("c100", "[Conversation] 100"), ("c003", "[Conversation] 3")])
+    side.search.setText("penguins")  # in no title: only the message hits are listed
+    side.set_search_results([("c100", "[penguins] 100"), ("c003", "[penguins] 3")])
     assert side.session_ids() == ["c100", "c003"] and side.current_id() == "c100"
     side.search.clear()
     side.show_all()

@@ -118,16 +118,20 @@ class AnthropicStreamParser:
         return self._done
 
     def feed(self, event: ServerSentEvent) -> list[ModelEvent]:
-        if event.event == "ping" or not event.data.strip():
+        return self.feed_data(event.event, event.data)
+
+    def feed_data(self, name: str, data: str) -> list[ModelEvent]:
+        name = name or "message"
+        if name == "ping" or not data.strip():
             return []
-        payload = event_json(event.data, f"a {event.event!r} event", sender="Anthropic")
+        payload = event_json(data, f"a {name!r} event", sender="Anthropic")
         if not isinstance(payload, Mapping):
             raise ProviderStreamError(
-                f"Anthropic sent a {event.event!r} event that is not an object. "
+                f"Anthropic sent a {name!r} event that is not an object. "
                 "The answer was cut; try again."
             )
         # The SSE event name and the payload's "type" agree; trust the payload if unnamed.
-        kind = payload.get("type") if event.event == "message" else event.event
+        kind = payload.get("type") if name == "message" else name
         if kind == "error":
             raise error_from_event(
                 payload, provider=self.provider, model=self._model, secrets=self._secrets

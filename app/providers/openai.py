@@ -63,7 +63,7 @@ from .coalesce import coalesced
 from .convert import has_images, openai_messages, openai_tools
 from .errors import error_from_event
 from .options import openai_fields
-from .sse import event_json
+from .sse import event_json, fast_json
 from .vision import check_images, images_refused, refused_images
 from .vision import reads_images as model_reads_images
 from .whole import openai_events
@@ -112,8 +112,9 @@ class OpenAIStreamParser:
         return self._done
 
     def feed(self, event: ServerSentEvent) -> list[ModelEvent]:
-        data = event.data
-        kind = event.event
+        return self.feed_data(event.event, event.data)
+
+    def feed_data(self, kind: str, data: str) -> list[ModelEvent]:
         if kind == "error":
             raise error_from_event(
                 event_json(data, "an error event") if data.strip() else {},
@@ -132,7 +133,10 @@ class OpenAIStreamParser:
                 return []
             if not stripped:
                 return []
-        chunk = event_json(data, "a stream chunk")
+        try:
+            chunk = fast_json(data)
+        except (ValueError, RecursionError):
+            chunk = event_json(data, "a stream chunk")  # the standard library decides
         if type(chunk) is not dict:
             raise ProviderStreamError(
                 f"The provider sent a stream chunk that is not an object ({data[:80]!r}). "
@@ -154,18 +158,21 @@ class OpenAIStreamParser:
                 continue  # only the first choice is used (we never ask for n > 1)
             delta = choice.get("delta")
             if type(delta) is dict and delta:
-                out.extend(self._delta(delta))
+                text = delta.get("content")
+                if (
+                    type(text) is str
+                    and text
+                    and (len(delta) == 1 or (len(delta) == 2 and "role" in delta))
+                ):
+                    out.append(TextDelta(text))  # the common token: only text (and its role)
+                else:
+                    out.extend(self._delta(delta))
             finish = choice.get("finish_reason")
             if finish is not None and self._finish is None:
                 self._finish = _finish_reason(finish)
         return out
 
     def _delta(self, delta: dict[str, Any]) -> list[ModelEvent]:
-        text = delta.get("content")
-        if len(delta) <= 2 and type(text) is str and text and "tool_calls" not in delta:
-            # Only text, perhaps with its role: the common token.
-            if len(delta) == 1 or "role" in delta:
-                return [TextDelta(text)]
         out: list[ModelEvent] = []
         thought = delta.get("reasoning_content")  # DeepSeek, vLLM
         if not (isinstance(thought, str) and thought):

@@ -7,6 +7,14 @@ its content type (some proxies label a valid stream ``text/plain`` or not at all
 non-standard ``error:`` field, surfaced as an ``error`` event instead of being ignored);
 :func:`looks_like_sse` tells a stream from another body by its first line;
 :func:`event_json` reads one event's JSON data for either parser.
+
+The common stream is one token per event and one event per network chunk (OpenAI, Anthropic
+and most servers send that), so the per-chunk path is kept short: :func:`event_batches` reads
+an uncompressed body below httpx's decoding layer, a chunk that is exactly one event goes
+straight to the parser (:func:`lone_event`), and JSON is read by orjson (:data:`fast_json`),
+the standard library deciding whatever orjson refuses (``NaN``, lone surrogates). The one
+difference left: orjson reads a whole number beyond 64 bits as a float, which no field of a
+stream event carries.
 """
 
 from __future__ import annotations
@@ -19,6 +27,11 @@ from typing import Any, Final, Protocol
 import httpx
 from httpx_sse import ServerSentEvent
 
+try:
+    from orjson import loads as fast_json
+except ImportError:  # pragma: no cover - orjson is a dependency; kept working without it
+    fast_json = json.loads
+
 from ..errors import ProviderStreamError
 from ..model import ModelEvent
 
@@ -28,8 +41,10 @@ __all__ = [
     "StreamParser",
     "event_batches",
     "event_json",
+    "fast_json",
     "events_from_lines",
     "events_from_response",
+    "lone_event",
     "looks_like_sse",
     "sse_lines",
 ]
@@ -43,6 +58,10 @@ def event_json(data: str, what: str, *, sender: str = "The provider") -> Any:
 
     ``what`` names the event in the message ("a stream chunk"), ``sender`` who sent it.
     """
+    try:
+        return fast_json(data)
+    except (ValueError, RecursionError):  # (orjson's errors are ValueErrors)
+        pass  # the standard library decides: it reads NaN, Infinity and lone surrogates
     try:
         return json.loads(data)
     except (json.JSONDecodeError, RecursionError) as err:
@@ -60,7 +79,14 @@ class StreamParser(Protocol):
         """True once the provider's end-of-stream marker arrived."""
         ...
 
-    def feed(self, event: ServerSentEvent) -> list[ModelEvent]: ...
+    def feed(self, event: ServerSentEvent) -> list[ModelEvent]:
+        """The model events of ``event`` (the same as ``feed_data(event.event, event.data)``)."""
+        ...
+
+    def feed_data(self, name: str, data: str) -> list[ModelEvent]:
+        """The model events of one event given by its name (``""`` or ``"message"`` when it
+        has none) and its data."""
+        ...
 
     def finish(self) -> list[ModelEvent]:
         """The closing events; raises ``ProviderStreamError`` if the stream was incomplete."""
@@ -83,6 +109,11 @@ class SSEDecoder:
         self._error: list[str] = []
         self._id = ""
         self._retry: int | None = None
+
+    @property
+    def idle(self) -> bool:
+        """True between events: no field of an unfinished event is held."""
+        return not (self._data or self._event or self._error or self._retry is not None)
 
     def decode(self, line: str) -> ServerSentEvent | None:
         """The event ``line`` completes (a blank line dispatches), or ``None``."""
@@ -129,6 +160,28 @@ class SSEDecoder:
         return event
 
 
+def lone_event(text: str) -> tuple[str, str] | None:
+    """``(name, data)`` if ``text`` is exactly one whole event of one data line, perhaps named
+    (``data: …`` then a blank line, optionally after ``event: …``); otherwise ``None``. Pure.
+
+    Read on a decoder that holds nothing (:attr:`SSEDecoder.idle`) and a line splitter that
+    holds nothing, such a text makes the same event the line-by-line rules make (its id is the
+    previous one, which no parser reads).
+    """
+    if not text.endswith("\n\n") or "\r" in text:
+        return None
+    name = ""
+    if text.startswith("event: "):
+        end = text.find("\n")
+        name = text[7:end]
+        text = text[end + 1 :]
+    if text.startswith("data: "):
+        data = text[6:-2]
+        if "\n" not in data:
+            return name, data
+    return None
+
+
 def looks_like_sse(line: str) -> bool:
     """Whether ``line``, a body's first non-blank line, starts an event stream."""
     return line.startswith(":") or line.partition(":")[0] in _FIELDS
@@ -142,6 +195,11 @@ class LineSplitter:
 
     def __init__(self) -> None:
         self._pending = ""
+
+    @property
+    def idle(self) -> bool:
+        """True when no unfinished line is held."""
+        return not self._pending
 
     def feed(self, chunk: str) -> list[str]:
         """The lines ``chunk`` completes; an unfinished last line waits for the next chunk."""
@@ -205,15 +263,29 @@ async def event_batches(
     the provider's end marker; a body that ends before it raises ``ProviderStreamError`` (via
     ``parser.finish()``). When parsing fails, the events of that chunk parsed before the
     failure are yielded first (they are output: the step was cut, not refused).
+
+    An uncompressed body is read raw (httpx's decoding layer would only copy it); a chunk that
+    is one whole event skips the line rules (:func:`lone_event`).
     """
-    chunks = response.aiter_bytes()
+    encoding = response.headers.get("content-encoding", "").strip().lower()
+    if encoding in ("", "identity") and not response.is_stream_consumed:
+        chunks = response.aiter_raw()
+    else:  # compressed, or a response built from bytes already read
+        chunks = response.aiter_bytes()
     text = codecs.getincrementaldecoder("utf-8")(errors="replace")
     splitter = LineSplitter()
     decoder = SSEDecoder()
+    feed_data = parser.feed_data
     out: list[ModelEvent] = []
     try:
         async for chunk in chunks:
-            if _parse_lines(splitter.feed(text.decode(chunk)), decoder, parser, out):
+            piece = text.decode(chunk)
+            lone = lone_event(piece) if splitter.idle and decoder.idle else None
+            if lone is not None:
+                out.extend(feed_data(*lone))
+                if parser.done:
+                    break
+            elif _parse_lines(splitter.feed(piece), decoder, parser, out):
                 break
             batch, out = out, []  # (out holds only what was not yielded yet)
             yield batch

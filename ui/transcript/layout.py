@@ -20,7 +20,7 @@ from ..theme import SPACE
 from .attachments import estimate_height
 from .document import doc_gaps
 from .model import ItemKind, TranscriptItem
-from .render import MAX_RENDERED_CHARS, footer_html, header_html
+from .render import MAX_RENDERED_CHARS, doc_height, footer_html, header_html
 
 __all__ = [
     "ACTION_BAR",
@@ -203,7 +203,7 @@ def row_geometry(item: TranscriptItem, docs: list[QTextDocument], rect: QRect) -
     col_right = col_left + col_width
     top = rect.top() + box.top
     spaces = doc_gaps(docs)
-    heights = [doc.size().height() for doc in docs]  # once each: a long answer has hundreds
+    heights = [doc_height(doc) for doc in docs]  # a long answer has hundreds
     body = sum(heights) + sum(spaces)
     card_height = body + 2 * box.pad_y
     if item.kind is ItemKind.USER and docs:

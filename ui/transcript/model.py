@@ -45,10 +45,28 @@ __all__ = [
     "ToolState",
     "TranscriptItem",
     "TranscriptModel",
+    "flush_interval_ms",
     "note_label",
 ]
 
+#: A live answer's new text is shown at most once a frame (60 Hz) ...
 FLUSH_INTERVAL_MS = 16
+#: ... and 20 times a second while it arrives faster than :data:`BURST_CHARS_PER_S`.
+BURST_INTERVAL_MS = 50
+#: Beyond any provider's real streaming speed (the fastest hosted models send ~2,000 tokens,
+#: ~8,000 characters, a second): a proxy releasing a buffered answer, a burst after a stall, a
+#: local simulator. Nobody reads that as it comes; 20 frames a second look as continuous, and
+#: each frame (Markdown, layout and painting of the growing block: ~3-4 ms for a long one)
+#: leaves more of the GUI thread to reading the stream.
+BURST_CHARS_PER_S = 60_000
+
+
+def flush_interval_ms(chars: int, seconds: float) -> int:
+    """How long to gather text before the next frame, after one that showed ``chars`` new
+    characters that took ``seconds`` to arrive (from the first of them). Pure."""
+    if chars > BURST_CHARS_PER_S * max(seconds, FLUSH_INTERVAL_MS / 1000):
+        return BURST_INTERVAL_MS
+    return FLUSH_INTERVAL_MS
 
 _Index = QModelIndex | QPersistentModelIndex
 
@@ -72,6 +90,7 @@ class TranscriptModel(QAbstractListModel):
         # When the first queued piece of each arrived (time.monotonic): how long it thought.
         self._text_at: float | None = None
         self._reasoning_at: float | None = None
+        self._queued_at = 0.0  # when the first piece shown by the next frame arrived
         self._flush = QTimer(self)
         self._flush.setSingleShot(True)
         self._flush.setInterval(FLUSH_INTERVAL_MS)
@@ -273,6 +292,8 @@ class TranscriptModel(QAbstractListModel):
         self._apply(self._rows.start_streaming())
         if not self._pending:
             self._text_at = time.monotonic()
+            if not self._pending_reasoning:
+                self._queued_at = self._text_at
         self._pending.append(text)
         if not self._flush.isActive():
             self._flush.start()
@@ -285,23 +306,29 @@ class TranscriptModel(QAbstractListModel):
             self.flush()  # keep the order: text already queued came first
         if not self._pending_reasoning:
             self._reasoning_at = time.monotonic()
+            if not self._pending:
+                self._queued_at = self._reasoning_at
         self._pending_reasoning.append(text)
         if not self._flush.isActive():
             self._flush.start()
 
     def flush(self) -> None:
         self._flush.stop()
+        shown = 0
         if self._pending_reasoning:
             # Reasoning opens the live row itself (it may come before any text).
             thought = "".join(self._pending_reasoning)
             self._pending_reasoning.clear()
+            shown = len(thought)
             self._apply(self._rows.grow_reasoning(thought, self._reasoning_at))
-        if self._rows.streaming is None or not self._pending:
-            self._pending.clear()
-            return
-        text = "".join(self._pending)
+        if self._rows.streaming is not None and self._pending:
+            text = "".join(self._pending)
+            shown += len(text)
+            self._apply(self._rows.grow(text, self._text_at))
         self._pending.clear()
-        self._apply(self._rows.grow(text, self._text_at))
+        if shown:
+            waited = time.monotonic() - self._queued_at
+            self._flush.setInterval(flush_interval_ms(shown, waited))
 
     def finish_streaming(
         self, *, stop_reason: str | None = None, unsaved: bool = False

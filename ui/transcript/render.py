@@ -43,6 +43,7 @@ __all__ = [
     "TOGGLE_SCHEME",
     "MessageRender",
     "RenderCache",
+    "doc_height",
     "footer_html",
     "has_long_run",
     "header_html",
@@ -113,9 +114,27 @@ class _InertDocument(QTextDocument):
     margins: tuple[float, float] = (0.0, 0.0)
     leading: float = 0.0
     joiner: str | None = None
+    _height_at: tuple[float, float] = (-1.0, 0.0)  # (text width, height) last measured
 
     def loadResource(self, type: int, name: QUrl | str) -> Any:
         return None
+
+    def height(self) -> float:
+        """``size().height()``, remembered while the text width stays: a long answer's
+        hundreds of documents are measured on every frame, and Qt's ``size()`` costs ~10 µs
+        each even when nothing changed. (Their content never changes once they are measured:
+        images and formulas are added before.)"""
+        width = self.textWidth()
+        at, height = self._height_at
+        if at != width:
+            height = self.size().height()
+            self._height_at = (width, height)
+        return height
+
+
+def doc_height(doc: QTextDocument) -> float:
+    """A document's height (remembered by the inert documents rows are made of)."""
+    return doc.height() if isinstance(doc, _InertDocument) else doc.size().height()
 
 
 def has_long_run(text: str, limit: int = LONG_RUN) -> bool:
@@ -194,7 +213,7 @@ class MessageRender:
 
     def height(self) -> float:
         docs = self.docs()
-        return sum(doc.size().height() for doc in docs) + sum(doc_gaps(docs))
+        return sum(map(doc_height, docs)) + sum(doc_gaps(docs))
 
     def set_width(self, width: float) -> None:
         self.width = width

@@ -46,7 +46,7 @@ from ..model import (
 )
 from ..profiles import Parameters
 from .base import DEFAULT_TIMEOUT, HTTPModel, model_ids
-from .coalesce import coalesced
+from .coalesce import coalesced_from
 from .convert import anthropic_messages, anthropic_tools
 from .errors import error_from_event
 from .options import anthropic_fields
@@ -361,9 +361,8 @@ class AnthropicModel(HTTPModel):
     def stream(self, request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
         check_images(request.messages, self.model, self.provider, self.reads_images)
         parser = AnthropicStreamParser(model=self.model, secrets=self._secrets())
-        return coalesced(
-            self._stream_events(f"{self.base_url}/v1/messages", self.request_body(request), parser)
-        )
+        url, body = f"{self.base_url}/v1/messages", self.request_body(request)
+        return coalesced_from(lambda delivery: self._stream_events(url, body, parser, delivery))
 
     def _whole_answer(self, body: Any) -> list[ServerSentEvent] | None:
         return anthropic_events(body)  # LiteLLM's /v1/messages answers stream: true whole

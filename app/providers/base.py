@@ -37,6 +37,7 @@ from ..errors import (
     ProviderTimeoutError,
 )
 from ..model import ModelEvent, ModelRequest
+from .coalesce import Delivery
 from .errors import base_url_hint, error_from_event, error_from_response
 from .sse import StreamParser, event_batches, events_from_lines, looks_like_sse, sse_lines
 
@@ -311,11 +312,16 @@ class HTTPModel:
         )
 
     async def _answer_events(
-        self, response: httpx.Response, url: str, parser: StreamParser
+        self,
+        response: httpx.Response,
+        url: str,
+        parser: StreamParser,
+        delivery: Delivery | None = None,
     ) -> AsyncGenerator[list[ModelEvent], None]:
         """The model events of a 200 answer to a streaming request, by what it turned out to be
         (in lists, e.g. one per network chunk; :func:`~app.providers.coalesce.coalesced` makes
-        them the model's stream).
+        them the model's stream; an event stream's events are put into ``delivery`` instead,
+        when there is one, see :func:`~app.providers.sse.event_batches`).
 
         An event stream is parsed whatever it is labelled: ``text/event-stream``, or
         ``text/plain`` / no type when its first line is an SSE field (some proxies relabel or
@@ -326,7 +332,7 @@ class HTTPModel:
         content_type = response.headers.get("content-type", "")
         media = content_type.partition(";")[0].strip().lower()
         if "text/event-stream" in media:
-            batches = event_batches(response, parser)
+            batches = event_batches(response, parser, delivery)
             try:
                 async for batch in batches:
                     yield batch
@@ -381,11 +387,15 @@ class HTTPModel:
         raise NotImplementedError
 
     async def _stream_events(
-        self, url: str, body: Mapping[str, Any], parser: StreamParser
+        self,
+        url: str,
+        body: Mapping[str, Any],
+        parser: StreamParser,
+        delivery: Delivery | None = None,
     ) -> AsyncGenerator[list[ModelEvent], None]:
-        """The step's events in lists (see :meth:`_answer_events`)."""
+        """The step's events in lists, or put into ``delivery`` (see :meth:`_answer_events`)."""
         async with self._exchange("POST", url, json_body=body, sse=True) as response:
-            batches = self._answer_events(response, url, parser)
+            batches = self._answer_events(response, url, parser, delivery)
             try:
                 async for batch in batches:
                     yield batch

@@ -10,6 +10,10 @@ at all: each piece is passed on as soon as it is parsed, so a consumer that keep
 piece on its own. Parsing a large read never holds the event loop for more than about
 :data:`TIME_SLICE` at a time.
 
+A provider's SSE loop hands its events over directly (:func:`coalesced_from` gives it a
+:class:`Delivery`): a token then climbs no generator layer at all on its way to the consumer's
+buffer, and the loop yields only now and then, so the pump can keep to its time slice.
+
 What the consumer sees is the same step: the same text, calls, reasoning and end, in the same
 order. A failure of the source is raised to the consumer after the events that preceded it (so
 a cut stream still keeps its partial text); closing or cancelling the consumer cancels the pump,
@@ -20,12 +24,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from typing import Final
 
 from ..model import ModelEvent, ReasoningDelta, TextDelta
 
-__all__ = ["TIME_SLICE", "coalesced", "merge_deltas"]
+__all__ = ["TIME_SLICE", "Delivery", "coalesced", "coalesced_from", "merge_deltas"]
 
 #: Seconds of parsing after which the pump lets the event loop run (half a 60 Hz frame).
 TIME_SLICE: Final = 0.008
@@ -60,15 +64,45 @@ def _joined(kind: type[TextDelta] | type[ReasoningDelta] | None, texts: list[str
     return kind(texts[0] if len(texts) == 1 else "".join(texts))
 
 
-async def coalesced(
+class Delivery:
+    """Where a source puts its events for the consumer of :func:`coalesced_from` as it parses
+    them (they are passed on at the consumer's next turn)."""
+
+    __slots__ = ("_buffer", "_wake", "delivered")
+
+    def __init__(self, buffer: list[ModelEvent], wake: asyncio.Event) -> None:
+        self._buffer = buffer
+        self._wake = wake
+        self.delivered = 0  # events put so far
+
+    def put(self, events: Sequence[ModelEvent]) -> None:
+        if events:
+            self._buffer.extend(events)
+            self.delivered += len(events)
+            self._wake.set()
+
+
+def coalesced(
     batches: AsyncIterator[Sequence[ModelEvent]],
 ) -> AsyncGenerator[ModelEvent, None]:
     """The events of ``batches`` (lists of events, e.g. one per network chunk), merged per
     consumer turn; see the module docstring."""
+    return coalesced_from(lambda _delivery: batches)
+
+
+async def coalesced_from(
+    source: Callable[[Delivery], AsyncIterator[Sequence[ModelEvent]]],
+) -> AsyncGenerator[ModelEvent, None]:
+    """:func:`coalesced` of ``source(delivery)``, which may put events into ``delivery`` as
+    well as (or instead of) yielding them: what it puts comes before what it yields next. A
+    source that only puts should still yield (an empty list) every few milliseconds of
+    parsing, which is when the pump lets the event loop run."""
     buffer: list[ModelEvent] = []
     failure: list[BaseException] = []
     ended = False
     wake = asyncio.Event()
+    delivery = Delivery(buffer, wake)
+    batches = source(delivery)
 
     async def pump() -> None:
         nonlocal ended
@@ -77,8 +111,7 @@ async def coalesced(
         try:
             async for batch in batches:
                 if batch:
-                    buffer.extend(batch)
-                    wake.set()
+                    delivery.put(batch)
                 if clock() - turn > TIME_SLICE:
                     # Bytes already received parse without a pause, so a large read would
                     # hold the loop (and the window's frames) for its whole length. (If the

@@ -59,7 +59,7 @@ from ..model import (
 )
 from ..profiles import Parameters
 from .base import DEFAULT_TIMEOUT, HTTPModel, model_ids
-from .coalesce import coalesced
+from .coalesce import Delivery, coalesced_from
 from .convert import has_images, openai_messages, openai_tools
 from .errors import error_from_event
 from .options import openai_fields
@@ -399,18 +399,27 @@ class OpenAICompatibleModel(HTTPModel):
         check_images(request.messages, self.model, self.provider, self.reads_images)
         body = self.request_body(request)
         tools_only = not has_images(request.messages)  # any image sent then is a tool's
-        return coalesced(self._stream(self._completions_url(), body, tools_only=tools_only))
+        url = self._completions_url()
+        return coalesced_from(
+            lambda delivery: self._stream(url, body, tools_only=tools_only, delivery=delivery)
+        )
 
     async def _stream(
-        self, url: str, body: dict[str, Any], *, tools_only: bool = False
+        self,
+        url: str,
+        body: dict[str, Any],
+        *,
+        tools_only: bool = False,
+        delivery: Delivery | None = None,
     ) -> AsyncGenerator[list[ModelEvent], None]:
         started = False
         try:
-            async for batch in self._stream_events(url, body, self._parser()):
+            async for batch in self._stream_events(url, body, self._parser(), delivery):
                 started = started or bool(batch)
                 yield batch
             return
         except ProviderBadRequestError as err:
+            started = started or (delivery is not None and delivery.delivered > 0)
             if not started and _sends_images(body) and refused_images(str(err)):
                 raise images_refused(self.model, self.provider, err, tools_only=tools_only) from err
             if started or self.stream_options is not None or not _refuses_stream_options(err, body):
@@ -424,7 +433,7 @@ class OpenAICompatibleModel(HTTPModel):
                 err.status_code,
             )
         body = {key: value for key, value in body.items() if key != "stream_options"}
-        async for batch in self._stream_events(url, body, self._parser()):
+        async for batch in self._stream_events(url, body, self._parser(), delivery):
             yield batch
 
     def _parser(self) -> OpenAIStreamParser:

@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import codecs
 import json
-from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator
+import time
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Callable
 from typing import Any, Final, Protocol
 
 import httpx
 from httpx_sse import ServerSentEvent
 
+fast_json: Callable[[str], Any]
 try:
     from orjson import loads as fast_json
 except ImportError:  # pragma: no cover - orjson is a dependency; kept working without it
@@ -34,6 +36,7 @@ except ImportError:  # pragma: no cover - orjson is a dependency; kept working w
 
 from ..errors import ProviderStreamError
 from ..model import ModelEvent
+from .coalesce import Delivery
 
 __all__ = [
     "LineSplitter",
@@ -48,6 +51,9 @@ __all__ = [
     "looks_like_sse",
     "sse_lines",
 ]
+
+#: Seconds of parsing after which :func:`event_batches` yields when it puts its events.
+_YIELD_AFTER: Final = 0.001
 
 #: The field names an event stream's lines start with (``error`` is llama.cpp's own).
 _FIELDS: Final = ("data", "event", "id", "retry", "error")
@@ -253,16 +259,18 @@ async def events_from_lines(
 
 
 async def event_batches(
-    response: httpx.Response, parser: StreamParser
+    response: httpx.Response, parser: StreamParser, delivery: Delivery | None = None
 ) -> AsyncGenerator[list[ModelEvent], None]:
-    """The model events of an SSE ``response``, a list per network chunk (often empty).
+    """The model events of an SSE ``response``, a list per network chunk (often empty); with
+    a ``delivery`` (:func:`~app.providers.coalesce.coalesced_from`), put there as each chunk
+    is parsed instead, an empty list yielded after each millisecond of parsing.
 
     One loop, no generator per line: a fast server sends thousands of events a second, and
     each layer a token climbs costs as much as parsing it. The body is decoded as UTF-8 (what
     the SSE spec prescribes, whatever the content type says), invalid bytes replaced. Ends at
     the provider's end marker; a body that ends before it raises ``ProviderStreamError`` (via
     ``parser.finish()``). When parsing fails, the events of that chunk parsed before the
-    failure are yielded first (they are output: the step was cut, not refused).
+    failure are yielded (or put) first (they are output: the step was cut, not refused).
 
     An uncompressed body is read raw (httpx's decoding layer would only copy it); a chunk that
     is one whole event skips the line rules (:func:`lone_event`).
@@ -276,7 +284,10 @@ async def event_batches(
     splitter = LineSplitter()
     decoder = SSEDecoder()
     feed_data = parser.feed_data
-    out: list[ModelEvent] = []
+    put = delivery.put if delivery is not None else None
+    clock = time.perf_counter
+    turn = clock()
+    out: list[ModelEvent] = []  # (what was not yielded or put yet)
     try:
         async for chunk in chunks:
             piece = text.decode(chunk)
@@ -287,8 +298,15 @@ async def event_batches(
                     break
             elif _parse_lines(splitter.feed(piece), decoder, parser, out):
                 break
-            batch, out = out, []  # (out holds only what was not yielded yet)
-            yield batch
+            if put is None:
+                batch, out = out, []
+                yield batch
+            else:
+                put(out)
+                out.clear()
+                if clock() - turn > _YIELD_AFTER:
+                    yield []
+                    turn = clock()
         else:
             lines = splitter.feed(text.decode(b"", final=True)) + splitter.finish()
             if not _parse_lines(lines, decoder, parser, out):
@@ -296,11 +314,17 @@ async def event_batches(
                 if last is not None:
                     out.extend(parser.feed(last))
         out.extend(parser.finish())
+        if put is not None:
+            put(out)
+            out.clear()
         batch, out = out, []
         yield batch
     except Exception:
         if out:
-            yield out
+            if put is not None:
+                put(out)
+            else:
+                yield out
         raise
     finally:
         await chunks.aclose()  # type: ignore[attr-defined]

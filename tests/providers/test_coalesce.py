@@ -12,7 +12,7 @@ import pytest
 from app.errors import ProviderConnectionError
 from app.messages import StopReason, ToolCall
 from app.model import ModelEvent, ReasoningDelta, StepEnd, TextDelta, ToolCallComplete
-from app.providers.coalesce import TIME_SLICE, coalesced, merge_deltas
+from app.providers.coalesce import TIME_SLICE, Delivery, coalesced, coalesced_from, merge_deltas
 from app.simulator import Reply, Simulator
 
 from .conftest import ModelFactory, collect, request
@@ -174,3 +174,50 @@ async def test_a_long_burst_lets_the_event_loop_run() -> None:
     assert merge_deltas(events) == [TextDelta("x" * 12), END]
     # the ticker ran between batches, not only before and after the burst
     assert seen_at_batch[-1] > seen_at_batch[0]
+
+
+async def test_a_source_may_put_its_events_and_yield_others_in_order() -> None:
+    """What a source puts into its delivery comes before what it yields next."""
+
+    async def source(delivery: Delivery) -> AsyncGenerator[Sequence[ModelEvent], None]:
+        delivery.put([TextDelta("a")])
+        yield [TextDelta("b")]
+        delivery.put([])  # nothing: no turn for the consumer
+        delivery.put([TextDelta("c"), CALL])
+        yield []
+        yield [END]
+        assert delivery.delivered == 5  # (what it yielded counts too)
+
+    assert [e async for e in coalesced_from(source)] == [TextDelta("abc"), CALL, END]
+
+
+async def test_a_putting_source_keeps_its_output_before_its_failure() -> None:
+    async def source(delivery: Delivery) -> AsyncGenerator[Sequence[ModelEvent], None]:
+        delivery.put([TextDelta("partial ")])
+        yield []
+        delivery.put([TextDelta("text")])
+        raise ProviderConnectionError("the connection dropped")
+
+    seen: list[ModelEvent] = []
+    with pytest.raises(ProviderConnectionError, match="dropped"):
+        async for event in coalesced_from(source):
+            seen.append(event)
+    assert merge_deltas(seen) == [TextDelta("partial text")]
+
+
+async def test_a_consumer_that_keeps_up_sees_each_put_piece() -> None:
+    gate = asyncio.Event()
+
+    async def source(delivery: Delivery) -> AsyncGenerator[Sequence[ModelEvent], None]:
+        for piece in ("a", "b"):
+            await gate.wait()  # the network: the consumer has its turn meanwhile
+            gate.clear()
+            delivery.put([TextDelta(piece)])
+        yield [END]
+
+    events = coalesced_from(source)
+    gate.set()
+    assert await anext(events) == TextDelta("a")
+    gate.set()
+    assert await anext(events) == TextDelta("b")
+    assert await anext(events) == END

@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 
 from ..theme import DARK, LIGHT
 from .pieces import PIECE, PIECE_CACHE, piece_token, wrap_pieces
+from .prose import prose_html
 
 # markdown-it and Pygments are imported on first use, not at startup: together they cost
 # ~20 ms of import before the window could show, for text that is rendered later.
@@ -49,6 +50,7 @@ __all__ = [
     "QUOTE_BARS",
     "is_safe_link",
     "render_markdown",
+    "render_markdown_fully",
     "warm_up",
 ]
 
@@ -395,7 +397,25 @@ def render_markdown(
 ) -> RenderedHtml:
     """Render ``text`` to inert HTML. ``code_offset`` numbers Copy links across chunks;
     ``budget`` (µs, estimated) is what its heavy pieces may cost in all (``INLINE_BUDGET``);
-    ``fresh``, what those not cached may cost now (None: the budget; the rest: as text)."""
+    ``fresh``, what those not cached may cost now (None: the budget; the rest: as text).
+    A paragraph of plain prose skips the parser (:func:`.prose.prose_html`: the same HTML)."""
+    prose = prose_html(text)
+    if prose is not None:
+        return RenderedHtml(prose)
+    return render_markdown_fully(
+        text, dark=dark, code_offset=code_offset, budget=budget, fresh=fresh
+    )
+
+
+def render_markdown_fully(
+    text: str,
+    *,
+    dark: bool = False,
+    code_offset: int = 0,
+    budget: int = INLINE_BUDGET,
+    fresh: int | None = None,
+) -> RenderedHtml:
+    """:func:`render_markdown` through markdown-it whatever the text (tests compare)."""
     renderer = _Renderer(dark=dark, code_offset=code_offset)
     md = _md(text)
     saved = renderer.install(md)

@@ -51,13 +51,13 @@ __all__ = [
 
 #: A live answer's new text is shown at most once a frame (60 Hz) ...
 FLUSH_INTERVAL_MS = 16
-#: ... and 20 times a second while it arrives faster than :data:`BURST_CHARS_PER_S`.
-BURST_INTERVAL_MS = 50
+#: ... and 10 times a second while it arrives faster than :data:`BURST_CHARS_PER_S`.
+BURST_INTERVAL_MS = 100
 #: Beyond any provider's real streaming speed (the fastest hosted models send ~2,000 tokens,
 #: ~8,000 characters, a second): a proxy releasing a buffered answer, a burst after a stall, a
-#: local simulator. Nobody reads that as it comes; 20 frames a second look as continuous, and
-#: each frame (Markdown, layout and painting of the growing block: ~3-4 ms for a long one)
-#: leaves more of the GUI thread to reading the stream.
+#: local simulator. That is over a screenful of new text every 50 ms: each frame shows a new
+#: screen whatever its rate, and nobody reads it as it comes. Each frame costs the GUI thread
+#: ~5 ms (laying out and painting a screen of new text), time taken from reading the stream.
 BURST_CHARS_PER_S = 60_000
 
 
@@ -67,6 +67,7 @@ def flush_interval_ms(chars: int, seconds: float) -> int:
     if chars > BURST_CHARS_PER_S * max(seconds, FLUSH_INTERVAL_MS / 1000):
         return BURST_INTERVAL_MS
     return FLUSH_INTERVAL_MS
+
 
 _Index = QModelIndex | QPersistentModelIndex
 

@@ -1,0 +1,174 @@
+"""The per-chunk fast path of :func:`app.providers.sse.event_batches` (a chunk that is one whole
+event goes straight to the parser) gives exactly what the line-by-line rules give, over every
+recorded stream; :func:`lone_event` is table-tested; a compressed body still reads (httpx's
+decoding layer is only skipped for an uncompressed one); orjson's reading of a chunk is the
+standard library's, which still decides what orjson refuses."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+from collections.abc import AsyncIterator, Iterable
+from pathlib import Path
+
+import httpx
+import pytest
+
+from app.errors import ProviderError
+from app.model import ModelEvent
+from app.providers.openai import OpenAIStreamParser
+from app.providers.sse import event_batches, event_json, lone_event
+
+from .conftest import FIXTURES, parser_for
+
+QUIRKS = Path(__file__).resolve().parent / "quirks"
+STREAMS = sorted(FIXTURES.glob("*.sse")) + sorted(QUIRKS.glob("*.sse"))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('data: {"a":1}\n\n', ("", '{"a":1}')),
+        ("data: [DONE]\n\n", ("", "[DONE]")),
+        ("data: \n\n", ("", "")),
+        ("event: ping\ndata: {}\n\n", ("ping", "{}")),
+        ("event: content_block_delta\ndata: x y\n\n", ("content_block_delta", "x y")),
+        ("data: x\n", None),  # not finished: no blank line yet
+        ("data: x", None),
+        ("data: a\ndata: b\n\n", None),  # two data lines: joined by the line rules
+        ("data: a\n\ndata: b\n\n", None),  # two events
+        ("data:x\n\n", None),  # no space: the line rules read it
+        ("data: x\r\n\r\n", None),  # CRLF: the line rules
+        ("data: x\r\n\n", None),
+        (": keep-alive\n\n", None),
+        ("id: 7\ndata: x\n\n", None),
+        ("event: a\n\n", None),  # a name without data is not an event
+        ("error: {}\n\n", None),  # llama.cpp's error field: the line rules
+        ("", None),
+        ("\n\n", None),
+    ],
+)
+def test_lone_event(text: str, expected: tuple[str, str] | None) -> None:
+    assert lone_event(text) == expected
+
+
+class _Chunks(httpx.AsyncByteStream):
+    """A response body given as chunks, as a server's writes arrive."""
+
+    def __init__(self, chunks: Iterable[bytes]) -> None:
+        self._chunks = list(chunks)
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for chunk in self._chunks:
+            yield chunk
+
+
+async def _events(
+    chunks: Iterable[bytes], protocol: str, *, headers: dict[str, str] | None = None
+) -> tuple[list[ModelEvent], str | None]:
+    response = httpx.Response(
+        200,
+        headers={"content-type": "text/event-stream", **(headers or {})},
+        stream=_Chunks(chunks),
+    )
+    out: list[ModelEvent] = []
+    error = None
+    try:
+        async for batch in event_batches(response, parser_for(protocol)):
+            out.extend(batch)
+    except ProviderError as err:
+        error = f"{type(err).__name__}: {err}"
+    return out, error
+
+
+def _per_event(body: bytes) -> list[bytes]:
+    """The body cut after each blank line: one chunk per event (the fast path's case)."""
+    text = body.decode("utf-8").replace("\r\n", "\n")
+    return [(event + "\n\n").encode() for event in text.split("\n\n") if event]
+
+
+BODIES = {path.name: path.read_bytes() for path in STREAMS}
+
+
+@pytest.mark.parametrize("name", sorted(BODIES))
+async def test_fast_path_equals_the_line_rules(name: str) -> None:
+    body = BODIES[name]
+    path = Path(name)
+    protocol = "anthropic" if path.name.startswith("anthropic") else "openai"
+    per_event = _per_event(body)
+    fast = await _events(per_event, protocol)
+    # Byte by byte: no chunk is ever a whole event, so every one goes through the line rules.
+    slow = await _events((bytes([b]) for b in b"".join(per_event)), protocol)
+    assert fast == slow
+    assert fast[0] or fast[1]  # (the recording produced something: events or its error)
+
+
+async def test_a_cut_between_chunks_is_joined_and_the_next_whole_event_is_fast() -> None:
+    """A chunk ending inside an event leaves the splitter holding text: the next chunks go
+    through the line rules until nothing is held, then the fast path takes over again."""
+    events = [
+        f'data: {{"choices":[{{"index":0,"delta":{{"content":"{word}"}}}}]}}\n\n'
+        for word in ("Hello", " wide", " world")
+    ] + [
+        'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n',
+        "data: [DONE]\n\n",
+    ]
+    first, second = events[0][:20], events[0][20:]
+    chunks = [first.encode(), second.encode()] + [event.encode() for event in events[1:]]
+    got, error = await _events(chunks, "openai")
+    assert error is None
+    assert "".join(getattr(event, "text", "") for event in got) == "Hello wide world"
+
+
+async def test_a_compressed_stream_is_still_decoded() -> None:
+    body = (
+        b'data: {"choices":[{"index":0,"delta":{"content":"zipped"}}]}\n\n'
+        b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'
+        b"data: [DONE]\n\n"
+    )
+    packed = gzip.compress(body)
+    got, error = await _events(
+        [packed[:10], packed[10:]], "openai", headers={"content-encoding": "gzip"}
+    )
+    assert error is None
+    assert [getattr(event, "text", None) for event in got][:1] == ["zipped"]
+
+
+async def test_a_response_already_read_is_parsed_from_its_bytes() -> None:
+    body = b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
+    response = httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+    assert response.is_stream_consumed  # built from bytes: read at once
+    batches = [batch async for batch in event_batches(response, OpenAIStreamParser())]
+    assert any(batches)  # the step's end
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        '{"a": 1, "a": 2}',
+        '{"s": "caf\\u00e9 \\ud83d\\ude00 \\u2028"}',
+        '{"n": [0, -0.0, 1.5e-400, 12345678901234567, 9007199254740993]}',
+        '{"deep": ' + "[" * 200 + "]" * 200 + "}",
+        '  {"spaced": true}  ',
+        '"\\ud800"',  # a lone surrogate: orjson refuses, the standard library reads it
+        "NaN",
+        "[Infinity, -Infinity]",
+        "1e400",
+    ],
+)
+def test_event_json_reads_as_the_standard_library(data: str) -> None:
+    got, expected = event_json(data, "a chunk"), json.loads(data)
+    if isinstance(expected, float) and math.isnan(expected):
+        assert isinstance(got, float) and math.isnan(got)
+    else:
+        assert got == expected
+        assert type(got) is type(expected)
+
+
+def test_the_openai_parser_reads_what_orjson_refuses() -> None:
+    """A chunk orjson cannot read (a lone surrogate in the text) is read by the standard
+    library, as before: the token is kept, not turned into an error."""
+    parser = OpenAIStreamParser()
+    events = parser.feed_data("", '{"choices":[{"index":0,"delta":{"content":"a\\ud800b"}}]}')
+    assert [getattr(event, "text", None) for event in events] == ["a\ud800b"]

@@ -28,15 +28,15 @@ from typing import Any, Final, Protocol
 import httpx
 from httpx_sse import ServerSentEvent
 
+from ..errors import ProviderStreamError
+from ..model import ModelEvent
+from .coalesce import Delivery
+
 fast_json: Callable[[str], Any]
 try:
     from orjson import loads as fast_json
 except ImportError:  # pragma: no cover - orjson is a dependency; kept working without it
     fast_json = json.loads
-
-from ..errors import ProviderStreamError
-from ..model import ModelEvent
-from .coalesce import Delivery
 
 __all__ = [
     "LineSplitter",

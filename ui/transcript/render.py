@@ -334,24 +334,24 @@ def update_render(
     small = QFont(font)
     small.setPointSizeF(max(small.pointSizeF() * TYPE_SCALE["small"], 6.0))
     header = header_html(item)
-    key = (header, css, small.pointSizeF())
-    if key != render.header_key:  # (the same line on every frame of a stream: kept)
+    header_key = (header, css, small.pointSizeF())
+    if header_key != render.header_key:  # (the same line on every frame of a stream: kept)
         render.header = _document(header, width, small, css) if header else None
         if render.header is not None:
             render.header.margins = (0.0, float(SPACE[0]))  # type: ignore[attr-defined]
-        render.header_key = key
+        render.header_key = header_key
     shown_parts = attachments_html(item.attachments)
     render.attachments = _document(shown_parts, width, font, css) if shown_parts else None
     if render.attachments is not None:
         add_thumbnails(render.attachments, item.attachments)
     render.attachments_below = item.kind is ItemKind.TOOL  # the card's line first, then images
     footer = footer_html(item, tokens.muted)
-    key = (footer, css, small.pointSizeF())
-    if key != render.footer_key:
+    footer_key = (footer, css, small.pointSizeF())
+    if footer_key != render.footer_key:
         render.footer = _document(footer, width, small, css) if footer else None
         if render.footer is not None:
             render.footer.margins = (float(SPACE[1]), 0.0)  # type: ignore[attr-defined]
-        render.footer_key = key
+        render.footer_key = footer_key
     # Collapsed, only the label is drawn: a streaming thought must not rebuild (and rescan)
     # its whole text on every frame; open, the shown text is what counts.
     shown = item.reasoning[: shown_end(item.reasoning)] if item.expanded else None

@@ -124,7 +124,9 @@ class AnthropicStreamParser:
         name = name or "message"
         if name == "ping" or not data.strip():
             return []
-        payload = event_json(data, f"a {name!r} event", sender="Anthropic")
+        # A block's start may hold a tool's whole input: its numbers must stay as sent.
+        exact = name == "content_block_start" or '"content_block_start"' in data
+        payload = event_json(data, f"a {name!r} event", sender="Anthropic", exact=exact)
         if not isinstance(payload, Mapping):
             raise ProviderStreamError(
                 f"Anthropic sent a {name!r} event that is not an object. "

@@ -12,9 +12,9 @@ The common stream is one token per event and one event per network chunk (OpenAI
 and most servers send that), so the per-chunk path is kept short: :func:`event_batches` reads
 an uncompressed body below httpx's decoding layer, a chunk that is exactly one event goes
 straight to the parser (:func:`lone_event`), and JSON is read by orjson (:data:`fast_json`),
-the standard library deciding whatever orjson refuses (``NaN``, lone surrogates). The one
-difference left: orjson reads a whole number beyond 64 bits as a float, which no field of a
-stream event carries.
+the standard library deciding whatever orjson refuses (``NaN``, lone surrogates). orjson reads
+a whole number beyond 64 bits as a float, so an event that may carry a tool's arguments is
+read by the standard library alone (``exact=True``): its numbers reach the tool as sent.
 """
 
 from __future__ import annotations
@@ -59,15 +59,17 @@ _YIELD_AFTER: Final = 0.001
 _FIELDS: Final = ("data", "event", "id", "retry", "error")
 
 
-def event_json(data: str, what: str, *, sender: str = "The provider") -> Any:
+def event_json(data: str, what: str, *, sender: str = "The provider", exact: bool = False) -> Any:
     """``data`` (one event's payload) parsed as JSON; ``ProviderStreamError`` if it is not.
 
     ``what`` names the event in the message ("a stream chunk"), ``sender`` who sent it.
+    ``exact``: by the standard library alone (whole numbers of any size stay whole).
     """
-    try:
-        return fast_json(data)
-    except (ValueError, RecursionError):  # (orjson's errors are ValueErrors)
-        pass  # the standard library decides: it reads NaN, Infinity and lone surrogates
+    if not exact:
+        try:
+            return fast_json(data)
+        except (ValueError, RecursionError):  # (orjson's errors are ValueErrors)
+            pass  # the standard library decides: it reads NaN, Infinity and lone surrogates
     try:
         return json.loads(data)
     except (json.JSONDecodeError, RecursionError) as err:

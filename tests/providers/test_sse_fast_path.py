@@ -6,6 +6,7 @@ standard library's, which still decides what orjson refuses."""
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import json
 import math
@@ -16,7 +17,9 @@ import httpx
 import pytest
 
 from app.errors import ProviderError
-from app.model import ModelEvent
+from app.model import ModelEvent, TextDelta, ToolCallComplete
+from app.providers.anthropic import AnthropicStreamParser
+from app.providers.coalesce import Delivery
 from app.providers.openai import OpenAIStreamParser
 from app.providers.sse import event_batches, event_json, lone_event
 
@@ -65,27 +68,36 @@ class _Chunks(httpx.AsyncByteStream):
 
 
 async def _events(
-    chunks: Iterable[bytes], protocol: str, *, headers: dict[str, str] | None = None
+    chunks: Iterable[bytes],
+    protocol: str,
+    *,
+    headers: dict[str, str] | None = None,
+    put: bool = False,
 ) -> tuple[list[ModelEvent], str | None]:
+    """The events ``event_batches`` makes of ``chunks`` (yielded, or with ``put`` put into a
+    delivery, as the providers run it), and the error that ended them."""
     response = httpx.Response(
         200,
         headers={"content-type": "text/event-stream", **(headers or {})},
         stream=_Chunks(chunks),
     )
     out: list[ModelEvent] = []
+    delivery = Delivery(out, asyncio.Event()) if put else None
     error = None
     try:
-        async for batch in event_batches(response, parser_for(protocol)):
+        async for batch in event_batches(response, parser_for(protocol), delivery):
+            assert not (put and batch)  # (a delivery gets everything)
             out.extend(batch)
     except ProviderError as err:
         error = f"{type(err).__name__}: {err}"
     return out, error
 
 
-def _per_event(body: bytes) -> list[bytes]:
-    """The body cut after each blank line: one chunk per event (the fast path's case)."""
+def _per_event(body: bytes, end: str = "\n") -> list[bytes]:
+    """The body cut after each blank line: one chunk per event (the fast path's case), its
+    lines ended by ``end``."""
     text = body.decode("utf-8").replace("\r\n", "\n")
-    return [(event + "\n\n").encode() for event in text.split("\n\n") if event]
+    return [(event + "\n\n").replace("\n", end).encode() for event in text.split("\n\n") if event]
 
 
 BODIES = {path.name: path.read_bytes() for path in STREAMS}
@@ -102,6 +114,18 @@ async def test_fast_path_equals_the_line_rules(name: str) -> None:
     slow = await _events((bytes([b]) for b in b"".join(per_event)), protocol)
     assert fast == slow
     assert fast[0] or fast[1]  # (the recording produced something: events or its error)
+    # Put into a delivery (as the providers run it): the same events, the same end.
+    assert await _events(per_event, protocol, put=True) == fast
+    # With CRLF line ends every chunk takes the line rules: the same again.
+    assert await _events(_per_event(body, "\r\n"), protocol) == fast
+    # Each event's first line in a chunk of its own: the decoder holds a field across chunks.
+    split = [part for chunk in per_event for part in _first_line_apart(chunk)]
+    assert await _events(split, protocol) == fast
+
+
+def _first_line_apart(chunk: bytes) -> list[bytes]:
+    line, _, rest = chunk.partition(b"\n")
+    return [line + b"\n", rest] if rest else [chunk]
 
 
 async def test_a_cut_between_chunks_is_joined_and_the_next_whole_event_is_fast() -> None:
@@ -172,3 +196,58 @@ def test_the_openai_parser_reads_what_orjson_refuses() -> None:
     parser = OpenAIStreamParser()
     events = parser.feed_data("", '{"choices":[{"index":0,"delta":{"content":"a\\ud800b"}}]}')
     assert [getattr(event, "text", None) for event in events] == ["a\ud800b"]
+
+
+_PAY = '{"wei": 20000000000000000000, "small": 7}'  # beyond 64 bits, and not
+
+
+def test_a_tool_s_big_numbers_stay_whole_in_an_openai_stream() -> None:
+    """orjson reads a whole number beyond 64 bits as a float: a chunk that may carry a tool's
+    arguments (as an object, as some servers send them) is read by the standard library."""
+    parser = OpenAIStreamParser()
+    call = {"index": 0, "id": "c1", "function": {"name": "pay", "arguments": json.loads(_PAY)}}
+    chunk = {"choices": [{"index": 0, "delta": {"tool_calls": [call]}, "finish_reason": "stop"}]}
+    assert parser.feed_data("", json.dumps(chunk)) == []
+    done = [event for event in parser.finish() if isinstance(event, ToolCallComplete)]
+    assert dict(done[0].call.arguments) == {"wei": 20000000000000000000, "small": 7}
+    assert type(done[0].call.arguments["wei"]) is int
+
+
+def test_a_tool_s_big_numbers_stay_whole_in_an_anthropic_stream() -> None:
+    parser = AnthropicStreamParser()
+    start = {"type": "message_start", "message": {"usage": {"input_tokens": 3}}}
+    block = {"type": "tool_use", "id": "t1", "name": "pay", "input": json.loads(_PAY)}
+    events = [
+        ("message_start", start),
+        (
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": block},
+        ),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "tool_use"}}),
+        ("message_stop", {"type": "message_stop"}),
+    ]
+    out: list[ModelEvent] = []
+    for name, payload in events:
+        out.extend(parser.feed_data(name, json.dumps(payload)))
+    out.extend(parser.finish())
+    done = [event for event in out if isinstance(event, ToolCallComplete)]
+    assert type(done[0].call.arguments["wei"]) is int
+    assert done[0].call.arguments["wei"] == 20000000000000000000
+
+
+def test_event_json_exact_reads_by_the_standard_library_alone() -> None:
+    assert event_json("[20000000000000000000]", "a chunk") == [2e19]  # (orjson: a float)
+    exact = event_json("[20000000000000000000]", "a chunk", exact=True)
+    assert exact == [20000000000000000000] and type(exact[0]) is int
+
+
+async def test_a_delivery_gets_the_events_parsed_before_a_failure() -> None:
+    """Text, then a chunk that is not JSON: the text is put before the error is raised."""
+    chunks = [
+        b'data: {"choices":[{"index":0,"delta":{"content":"kept"}}]}\n\n',
+        b"data: {oops\n\n",
+    ]
+    out, error = await _events(chunks, "openai", put=True)
+    assert out == [TextDelta("kept")]
+    assert error is not None and "not valid JSON" in error

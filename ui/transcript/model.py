@@ -10,6 +10,7 @@ timer so thousands of tokens per second become at most ~60 updates per second.
 from __future__ import annotations
 
 import enum
+import math
 import time
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
@@ -63,7 +64,7 @@ BURST_CHARS_PER_S = 60_000
 
 def flush_interval_ms(chars: int, seconds: float) -> int:
     """How long to gather text before the next frame, after one that showed ``chars`` new
-    characters that took ``seconds`` to arrive (from the first of them). Pure."""
+    characters, ``seconds`` after the frame before it. Pure."""
     if chars > BURST_CHARS_PER_S * max(seconds, FLUSH_INTERVAL_MS / 1000):
         return BURST_INTERVAL_MS
     return FLUSH_INTERVAL_MS
@@ -91,7 +92,7 @@ class TranscriptModel(QAbstractListModel):
         # When the first queued piece of each arrived (time.monotonic): how long it thought.
         self._text_at: float | None = None
         self._reasoning_at: float | None = None
-        self._queued_at = 0.0  # when the first piece shown by the next frame arrived
+        self._shown_at: float | None = None  # when a frame last showed new text (this stream)
         self._flush = QTimer(self)
         self._flush.setSingleShot(True)
         self._flush.setInterval(FLUSH_INTERVAL_MS)
@@ -286,15 +287,21 @@ class TranscriptModel(QAbstractListModel):
             self._pending_reasoning.clear()
         self._apply(self._rows.remove(item))
 
+    def _new_answer(self) -> None:
+        """Before the first piece of an answer: its first frames come at the frame rate,
+        whatever the last answer's ended at."""
+        if self._rows.streaming is None and not self._pending_reasoning:
+            self._flush.setInterval(FLUSH_INTERVAL_MS)
+            self._shown_at = None
+
     def append_delta(self, text: str) -> None:
         """Queue streamed text; the row changes at most once per frame."""
         if not text:
             return
+        self._new_answer()
         self._apply(self._rows.start_streaming())
         if not self._pending:
             self._text_at = time.monotonic()
-            if not self._pending_reasoning:
-                self._queued_at = self._text_at
         self._pending.append(text)
         if not self._flush.isActive():
             self._flush.start()
@@ -305,10 +312,9 @@ class TranscriptModel(QAbstractListModel):
             return
         if self._pending:
             self.flush()  # keep the order: text already queued came first
+        self._new_answer()
         if not self._pending_reasoning:
             self._reasoning_at = time.monotonic()
-            if not self._pending:
-                self._queued_at = self._reasoning_at
         self._pending_reasoning.append(text)
         if not self._flush.isActive():
             self._flush.start()
@@ -328,8 +334,12 @@ class TranscriptModel(QAbstractListModel):
             self._apply(self._rows.grow(text, self._text_at))
         self._pending.clear()
         if shown:
-            waited = time.monotonic() - self._queued_at
-            self._flush.setInterval(flush_interval_ms(shown, waited))
+            # The rate over the time since the last frame that showed text: one large chunk
+            # of a slow stream is no burst (the first frame of a stream never is).
+            now = time.monotonic()
+            since = now - self._shown_at if self._shown_at is not None else math.inf
+            self._flush.setInterval(flush_interval_ms(shown, since))
+            self._shown_at = now
 
     def finish_streaming(
         self, *, stop_reason: str | None = None, unsaved: bool = False

@@ -114,21 +114,21 @@ class _InertDocument(QTextDocument):
     margins: tuple[float, float] = (0.0, 0.0)
     leading: float = 0.0
     joiner: str | None = None
-    _height_at: tuple[float, float] = (-1.0, 0.0)  # (text width, height) last measured
+    _height_at: tuple[float, int, float] = (-1.0, -1, 0.0)  # (width, revision, height)
 
     def loadResource(self, type: int, name: QUrl | str) -> Any:
         return None
 
     def height(self) -> float:
-        """``size().height()``, remembered while the text width stays: a long answer's
-        hundreds of documents are measured on every frame, and Qt's ``size()`` costs ~10 µs
-        each even when nothing changed. (Their content never changes once they are measured:
-        images and formulas are added before.)"""
-        width = self.textWidth()
-        at, height = self._height_at
-        if at != width:
+        """``size().height()``, remembered while the text width and the content stay (a code
+        block's Copy link relabelled in place is a new revision): a long answer's hundreds of
+        documents are measured on every layout, and Qt's ``size()`` checks its layout each
+        time."""
+        width, revision = self.textWidth(), self.revision()
+        at, seen, height = self._height_at
+        if at != width or seen != revision:
             height = self.size().height()
-            self._height_at = (width, height)
+            self._height_at = (width, revision, height)
         return height
 
 

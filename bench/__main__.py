@@ -129,9 +129,10 @@ def streaming(quick: bool) -> tuple[list[Row], Any]:
     raw = _module_json("streaming", "--tokens", str(tokens))
     app, ref = raw["app"], raw["httpx_sse"]
     label = "httpx + httpx-sse, discarded"
+    pairs = raw.get("pairs", 1)
     return [
         _row(
-            f"stream {tokens:,} tokens: rate",
+            f"stream {tokens:,} tokens: rate (the median of {pairs} pairs)",
             app["tokens_per_s"],
             ref["tokens_per_s"],
             "tok/s",

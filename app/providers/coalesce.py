@@ -68,18 +68,24 @@ class Delivery:
     """Where a source puts its events for the consumer of :func:`coalesced_from` as it parses
     them (they are passed on at the consumer's next turn)."""
 
-    __slots__ = ("_buffer", "_wake", "delivered")
+    __slots__ = ("_buffer", "_wake", "taken")
 
     def __init__(self, buffer: list[ModelEvent], wake: asyncio.Event) -> None:
         self._buffer = buffer
         self._wake = wake
-        self.delivered = 0  # events put so far
+        self.taken = 0  # events the consumer took from the buffer so far
+
+    @property
+    def delivered(self) -> int:
+        """Events put so far."""
+        return self.taken + len(self._buffer)
 
     def put(self, events: Sequence[ModelEvent]) -> None:
         if events:
-            self._buffer.extend(events)
-            self.delivered += len(events)
-            self._wake.set()
+            buffer = self._buffer
+            if not buffer:  # (the consumer takes all at once: woken once per turn)
+                self._wake.set()
+            buffer.extend(events)
 
 
 def coalesced(
@@ -134,6 +140,7 @@ async def coalesced_from(
         while True:
             if buffer:
                 ready = merge_deltas(buffer)
+                delivery.taken += len(buffer)
                 buffer.clear()
                 for event in ready:
                     yield event

@@ -282,35 +282,38 @@ async def event_batches(
         chunks = response.aiter_raw()
     else:  # compressed, or a response built from bytes already read
         chunks = response.aiter_bytes()
-    text = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    decode = codecs.getincrementaldecoder("utf-8")(errors="replace").decode
     splitter = LineSplitter()
     decoder = SSEDecoder()
     feed_data = parser.feed_data
     put = delivery.put if delivery is not None else None
     clock = time.perf_counter
     turn = clock()
+    clean = True  # neither the splitter nor the decoder holds part of an event
     out: list[ModelEvent] = []  # (what was not yielded or put yet)
     try:
         async for chunk in chunks:
-            piece = text.decode(chunk)
-            lone = lone_event(piece) if splitter.idle and decoder.idle else None
+            piece = decode(chunk)
+            lone = lone_event(piece) if clean else None
             if lone is not None:
-                out.extend(feed_data(*lone))
-                if parser.done:
-                    break
-            elif _parse_lines(splitter.feed(piece), decoder, parser, out):
+                events = feed_data(*lone)
+                done = parser.done
+            else:
+                done = _parse_lines(splitter.feed(piece), decoder, parser, out)
+                clean = splitter.idle and decoder.idle
+                events, out = out, []
+            if done:
+                out = events
                 break
             if put is None:
-                batch, out = out, []
-                yield batch
+                yield events
             else:
-                put(out)
-                out.clear()
+                put(events)
                 if clock() - turn > _YIELD_AFTER:
                     yield []
                     turn = clock()
         else:
-            lines = splitter.feed(text.decode(b"", final=True)) + splitter.finish()
+            lines = splitter.feed(decode(b"", final=True)) + splitter.finish()
             if not _parse_lines(lines, decoder, parser, out):
                 last = decoder.flush()
                 if last is not None:

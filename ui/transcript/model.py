@@ -52,13 +52,15 @@ __all__ = [
 
 #: A live answer's new text is shown at most once a frame (60 Hz) ...
 FLUSH_INTERVAL_MS = 16
-#: ... and 10 times a second while it arrives faster than :data:`BURST_CHARS_PER_S`.
-BURST_INTERVAL_MS = 100
+#: ... and 20 times a second while it arrives faster than :data:`BURST_CHARS_PER_S`.
+BURST_INTERVAL_MS = 50
 #: Beyond any provider's real streaming speed (the fastest hosted models send ~2,000 tokens,
 #: ~8,000 characters, a second): a proxy releasing a buffered answer, a burst after a stall, a
-#: local simulator. That is over a screenful of new text every 50 ms: each frame shows a new
-#: screen whatever its rate, and nobody reads it as it comes. Each frame costs the GUI thread
-#: ~5 ms (laying out and painting a screen of new text), time taken from reading the stream.
+#: local simulator. That is about a screenful of new text every 50 ms, which nobody reads as it
+#: comes; a frame costs the GUI thread ~3 ms besides laying out the new text (painting a whole
+#: screen of it), time taken from reading the stream. (Rarer frames would each lay out more
+#: text at once: at 10 a second a frame held the loop ~10 ms, and the pump's 8 ms slice next
+#: to it made gaps over 16 ms.)
 BURST_CHARS_PER_S = 60_000
 
 

@@ -31,7 +31,7 @@ from ui.transcript.render import _document, doc_height
         (4_000, 0.016, BURST_INTERVAL_MS),  # a local simulator, a buffered proxy
         (2_000, 0.05, FLUSH_INTERVAL_MS),  # 40,000 a second over a longer wait: below
         (4_000, 0.05, BURST_INTERVAL_MS),
-        (9_000, 0.1, BURST_INTERVAL_MS),  # at the longer interval: still a burst
+        (9_000, 0.1, BURST_INTERVAL_MS),  # over a longer wait: still a burst
         (5_000, 0.1, FLUSH_INTERVAL_MS),  # 50,000 a second: back to every frame
         (961, 0.0, BURST_INTERVAL_MS),  # no time since the last frame: counted as one frame
         (900, 0.0, FLUSH_INTERVAL_MS),

@@ -9,20 +9,24 @@ app's search: every word, the last as a prefix; the newest matching message of e
 conversation, its first page of ``PAGE`` conversations found among the newest 2,000 matches,
 with snippets; the sidebar asks the next page when the list is scrolled to its end) several
 times, over both corpora interleaved (each repeat times the query once over each, the order
-alternating, so a noisy spell of a shared machine falls on both alike); the figure is the
-median latency of each query, and the ratio of the large corpus to the small one (goal: flat,
-within 2×). The same queries asking 50 conversations at once (all the sidebar showed before
-it had pages) are measured too, as ``large_ms_50``/``small_ms_50``.
+alternating, so a noisy spell of a shared machine falls on both alike) and on one CPU (see
+:func:`_one_cpu`); the figure is the median latency of each query, and the ratio of the large
+corpus to the small one (goal: flat, within 2×). The same queries asking 50 conversations at
+once (all the sidebar showed before it had pages) are measured too, as
+``large_ms_50``/``small_ms_50``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import os
 import random
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +64,25 @@ async def _fill(store: SQLiteSessionStore, n: int) -> None:
         await store.append_many(f"s{start // PER_SESSION:05d}", "r", messages)
 
 
+@contextlib.contextmanager
+def _one_cpu() -> Iterator[None]:
+    """This thread, and the threads it starts meanwhile (each store's aiosqlite thread), on one
+    CPU (Linux; elsewhere nothing changes). A search is two hops to its store's thread, and
+    where the scheduler puts that thread decides what a hop costs (on a 2-vCPU VM: ~30 µs on
+    the caller's CPU, ~70-100 µs from the other one). It placed the two stores' threads
+    differently by the order they were timed in and from run to run, which moved a query's
+    median ratio by up to ~0.7 with nothing about the corpus changed."""
+    if not hasattr(os, "sched_setaffinity"):
+        yield
+        return
+    allowed = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(allowed)})
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, allowed)
+
+
 async def _latencies(
     stores: dict[str, SQLiteSessionStore],
     repeats: int,
@@ -95,7 +118,7 @@ async def measure(large: int = 100_000, small: int = 1_000, repeats: int = 15) -
     found_50: dict[str, dict[str, int]] = {"large": {}, "small": {}}
     fill_s: dict[str, float] = {}
     stores: dict[str, SQLiteSessionStore] = {}
-    with tempfile.TemporaryDirectory(dir=Path.cwd()) as tmp:
+    with tempfile.TemporaryDirectory(dir=Path.cwd()) as tmp, _one_cpu():
         try:
             for key, n in (("small", small), ("large", large)):
                 store = stores[key] = SQLiteSessionStore(

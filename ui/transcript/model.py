@@ -10,7 +10,6 @@ timer so thousands of tokens per second become at most ~60 updates per second.
 from __future__ import annotations
 
 import enum
-import math
 import time
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
@@ -95,6 +94,7 @@ class TranscriptModel(QAbstractListModel):
         self._text_at: float | None = None
         self._reasoning_at: float | None = None
         self._shown_at: float | None = None  # when a frame last showed new text (this stream)
+        self._queued_at = 0.0  # when the first piece the next frame shows arrived
         self._flush = QTimer(self)
         self._flush.setSingleShot(True)
         self._flush.setInterval(FLUSH_INTERVAL_MS)
@@ -304,6 +304,8 @@ class TranscriptModel(QAbstractListModel):
         self._apply(self._rows.start_streaming())
         if not self._pending:
             self._text_at = time.monotonic()
+            if not self._pending_reasoning:
+                self._queued_at = self._text_at
         self._pending.append(text)
         if not self._flush.isActive():
             self._flush.start()
@@ -317,6 +319,8 @@ class TranscriptModel(QAbstractListModel):
         self._new_answer()
         if not self._pending_reasoning:
             self._reasoning_at = time.monotonic()
+            if not self._pending:
+                self._queued_at = self._reasoning_at
         self._pending_reasoning.append(text)
         if not self._flush.isActive():
             self._flush.start()
@@ -336,10 +340,11 @@ class TranscriptModel(QAbstractListModel):
             self._apply(self._rows.grow(text, self._text_at))
         self._pending.clear()
         if shown:
-            # The rate over the time since the last frame that showed text: one large chunk
-            # of a slow stream is no burst (the first frame of a stream never is).
+            # The rate over the time since the last frame that showed text (one large chunk
+            # of a slow stream is no burst), or for an answer's first frame since its first
+            # piece arrived.
             now = time.monotonic()
-            since = now - self._shown_at if self._shown_at is not None else math.inf
+            since = now - (self._shown_at if self._shown_at is not None else self._queued_at)
             self._flush.setInterval(flush_interval_ms(shown, since))
             self._shown_at = now
 

@@ -35,7 +35,6 @@ from ui.transcript.render import _document, doc_height
         (5_000, 0.1, FLUSH_INTERVAL_MS),  # 50,000 a second: back to every frame
         (961, 0.0, BURST_INTERVAL_MS),  # no time since the last frame: counted as one frame
         (900, 0.0, FLUSH_INTERVAL_MS),
-        (50_000, float("inf"), FLUSH_INTERVAL_MS),  # a stream's first frame: never a burst
     ],
 )
 def test_flush_interval(chars: int, seconds: float, expected: int) -> None:
@@ -44,13 +43,13 @@ def test_flush_interval(chars: int, seconds: float, expected: int) -> None:
 
 
 def _burst(model: TranscriptModel, qtbot: Any) -> None:
-    """Two frames of thousands of characters each (the first frame of a stream is never a
-    burst: nothing tells its rate yet)."""
+    """Thousands of characters in an answer's first frame (its rate counted from the first
+    piece), then thousands more."""
     model.append_delta("x" * 5_000)
     qtbot.waitUntil(lambda: model.streaming_item is not None and bool(model.item(0).text))
-    assert model._flush.interval() == FLUSH_INTERVAL_MS
+    assert model._flush.interval() == BURST_INTERVAL_MS
     model.append_delta("y" * 5_000)
-    qtbot.waitUntil(lambda: model.item(0).text.endswith("y"))
+    qtbot.waitUntil(lambda: model.item(0).text.endswith("y"), timeout=2000)
 
 
 def test_a_burst_slows_the_frames_and_reading_pace_brings_them_back(qtbot: Any) -> None:
@@ -85,24 +84,32 @@ def test_the_next_answer_starts_at_the_frame_rate(qtbot: Any) -> None:
 
 def test_a_large_chunk_of_a_slow_stream_is_no_burst(qtbot: Any) -> None:
     """1,500 characters every 150 ms (10,000 a second): the rate counts the time since the
-    last frame, not just the frame's own wait."""
+    last frame, not just the frame's own wait. (Only the first frame, which knows no earlier
+    one, takes the chunk for the start of a burst: the next waits 50 ms once.)"""
     model = TranscriptModel()
-    for _ in range(3):
+    for chunk in range(4):
         model.append_delta("z" * 1_500)
         model.flush()  # (as the timer would, 16 ms later)
-        assert model._flush.interval() == FLUSH_INTERVAL_MS
+        expected = BURST_INTERVAL_MS if chunk == 0 else FLUSH_INTERVAL_MS
+        assert model._flush.interval() == expected
         started = time.monotonic()
         qtbot.waitUntil(lambda started=started: time.monotonic() - started >= 0.15)
 
 
 def test_reasoning_counts_too(qtbot: Any) -> None:
     model = TranscriptModel()
-    model.append_reasoning("r" * 3_000)
+    model.append_reasoning("r" * 500)
+    model.append_delta("t" * 500)  # (flushes the reasoning first, keeping the order)
     model.flush()
-    model.append_reasoning("r" * 3_000)
-    model.append_delta("t" * 3_000)  # (flushes the reasoning first, keeping the order)
-    model.flush()
-    assert model._flush.interval() == BURST_INTERVAL_MS
+    assert model._flush.interval() == BURST_INTERVAL_MS  # 1,000 characters at once
+
+
+def test_an_answer_at_reading_pace_keeps_every_frame(qtbot: Any) -> None:
+    model = TranscriptModel()
+    for word in ("Rivers ", "run ", "to ", "the ", "sea."):
+        model.append_delta(word)
+        model.flush()
+        assert model._flush.interval() == FLUSH_INTERVAL_MS
 
 
 def test_a_document_remembers_its_height_per_width(qapp: Any) -> None:

@@ -1,13 +1,16 @@
 """A child process that makes a new version of a finished answer, to be killed mid-way.
 
-Usage: python branch_child.py DATA_DIR MODE
+Usage: python branch_child.py DATA_DIR MODE [STOP_AT]
 
 Turn 1 (``first question`` → ``First answer.``) completes. Then MODE makes a new version:
 ``edit`` sends ``edited question`` as a new version of the question (seq 1); ``regenerate``
 answers the question again (seq 2). In both, the model asks for ``append_line``, a real tool
 that appends its text to ``DATA_DIR/../runs.txt`` (the independent record of runs) and then
 blocks until SIGKILL. Milestones on stdout: ``FIRST_DONE``, ``RUN_STARTED``, ``SAVED <kind>``
-(each message saved by the new request), ``TOOL_RUNNING``.
+(each message saved by the new request), ``TOOL_RUNNING``. With ``STOP_AT`` (one of those), the
+child blocks right after printing it, until SIGKILL: the kill then lands exactly there, however
+slowly the parent reads (otherwise the child could save the next message first on a busy
+machine, and the test would see a later state than the one it asked for).
 """
 
 from __future__ import annotations
@@ -39,7 +42,14 @@ def append_tool(runs: Path, *, block: bool) -> object:
     return append_line
 
 
-async def main(data_dir: str, mode: str) -> None:
+def milestone(line: str, stop_at: str | None) -> None:
+    """Print a milestone; at ``stop_at``, block until SIGKILL."""
+    print(line, flush=True)
+    if line == stop_at:
+        threading.Event().wait()
+
+
+async def main(data_dir: str, mode: str, stop_at: str | None = None) -> None:
     runs = Path(data_dir).parent / "runs.txt"
     services = AppServices(Path(data_dir))
     await services.open()
@@ -66,10 +76,10 @@ async def main(data_dir: str, mode: str) -> None:
     )
     async for event in events:
         if event.type is EventType.RUN_STARTED:
-            print("RUN_STARTED", flush=True)
+            milestone("RUN_STARTED", stop_at)
         elif event.type is EventType.MESSAGE_SAVED:
-            print(f"SAVED {type(event.message).__name__}", flush=True)
+            milestone(f"SAVED {type(event.message).__name__}", stop_at)
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], sys.argv[2]))
+    asyncio.run(main(sys.argv[1], sys.argv[2], *sys.argv[3:4]))

@@ -26,7 +26,7 @@ def killed_at(tmp_path: Path, mode: str, milestone: str) -> Path:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
     killed = run_and_kill(
-        [sys.executable, child.__file__, str(data_dir), mode],
+        [sys.executable, child.__file__, str(data_dir), mode, milestone],
         stderr_path=tmp_path / "child.stderr",
         is_milestone=lambda line: line == milestone,
         timeout=60,

@@ -82,18 +82,38 @@ def test_the_next_answer_starts_at_the_frame_rate(qtbot: Any) -> None:
     assert model._flush.isActive() and model._flush.interval() == FLUSH_INTERVAL_MS
 
 
-def test_a_large_chunk_of_a_slow_stream_is_no_burst(qtbot: Any) -> None:
+class _Clock:
+    """A monotonic clock the test moves by hand (the model reads ``time.monotonic``)."""
+
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_large_chunk_of_a_slow_stream_is_no_burst(
+    qtbot: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """1,500 characters every 150 ms (10,000 a second): the rate counts the time since the
     last frame, not just the frame's own wait. (Only the first frame, which knows no earlier
     one, takes the chunk for the start of a burst: the next waits 50 ms once.)"""
+    clock = _Clock()
+    monkeypatch.setattr("ui.transcript.model.time.monotonic", clock)
     model = TranscriptModel()
     for chunk in range(4):
         model.append_delta("z" * 1_500)
-        model.flush()  # (as the timer would, 16 ms later)
+        clock.now += 0.016  # the timer's wait
+        model.flush()
         expected = BURST_INTERVAL_MS if chunk == 0 else FLUSH_INTERVAL_MS
         assert model._flush.interval() == expected
-        started = time.monotonic()
-        qtbot.waitUntil(lambda started=started: time.monotonic() - started >= 0.15)
+        clock.now += 0.134  # the server's next chunk, 150 ms after this one
+    # The same chunks 16 ms apart are a burst (94,000 characters a second).
+    for expected in (FLUSH_INTERVAL_MS, BURST_INTERVAL_MS):
+        model.append_delta("z" * 1_500)
+        clock.now += 0.016
+        model.flush()
+        assert model._flush.interval() == expected
 
 
 def test_reasoning_counts_too(qtbot: Any) -> None:

@@ -63,7 +63,7 @@ from .coalesce import Delivery, coalesced_from
 from .convert import has_images, openai_messages, openai_tools
 from .errors import error_from_event
 from .options import openai_fields
-from .sse import event_json, fast_json
+from .sse import event_json
 from .vision import check_images, images_refused, refused_images
 from .vision import reads_images as model_reads_images
 from .whole import openai_events
@@ -133,14 +133,8 @@ class OpenAIStreamParser:
                 return []
             if not stripped:
                 return []
-        if '"tool_calls"' in data:
-            # A tool call's arguments may be sent as an object: its numbers must stay as sent.
-            chunk = event_json(data, "a stream chunk", exact=True)
-        else:
-            try:
-                chunk = fast_json(data)
-            except (ValueError, RecursionError):
-                chunk = event_json(data, "a stream chunk")  # the standard library decides
+        # A tool call's arguments may be sent as an object: its numbers must stay as sent.
+        chunk = event_json(data, "a stream chunk", exact='"tool_calls"' in data)
         if type(chunk) is not dict:
             raise ProviderStreamError(
                 f"The provider sent a stream chunk that is not an object ({data[:80]!r}). "

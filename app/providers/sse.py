@@ -319,10 +319,10 @@ async def event_batches(
                 if last is not None:
                     out.extend(parser.feed(last))
         out.extend(parser.finish())
-        if put is not None:
-            put(out)
-            out.clear()
         batch, out = out, []
+        if put is not None:
+            put(batch)
+            batch = []
         yield batch
     except Exception:
         if out:

@@ -15,6 +15,17 @@ from ui.search_pages import SearchPages
 from ui.sidebar import Sidebar
 
 
+async def _shown_sidebar(qtbot: Any, store: SQLiteSessionStore) -> Sidebar:
+    """A real sidebar on screen, listing the store's conversations."""
+    side = Sidebar()
+    qtbot.addWidget(side)
+    side.resize(260, 500)
+    side.show()
+    qtbot.waitExposed(side)
+    side.set_sessions(await store.list_sessions(), set())
+    return side
+
+
 def test_the_first_page_then_the_next_as_the_list_is_scrolled(
     qtbot: Any, run: Any, tmp_path: Path
 ) -> None:
@@ -31,12 +42,7 @@ def test_the_first_page_then_the_next_as_the_list_is_scrolled(
             for n in range(40):
                 await store.append(f"s{n:02d}", "r", UserMessage(f"needle {n} and hay"))
             await store.append("hay", "r", UserMessage("only hay"))
-            side = Sidebar()
-            qtbot.addWidget(side)
-            side.resize(260, 500)
-            side.show()
-            qtbot.waitExposed(side)
-            side.set_sessions(await store.list_sessions(), set())
+            side = await _shown_sidebar(qtbot, store)
             pages = SearchPages(side, fetch, lambda coro: tasks.append(asyncio.ensure_future(coro)))
             whole = [h.session_id for h in await store.search("needle", limit=100)]
             assert len(whole) == 40
@@ -91,12 +97,7 @@ def test_a_title_is_found_as_well_as_a_message(qtbot: Any, run: Any, tmp_path: P
             await store.rename_session("both", "Deploy calendar")
             await store.append("message", "r", UserMessage("how to deploy a wheel"))
             await store.append("other", "r", UserMessage("nothing to see"))
-            side = Sidebar()
-            qtbot.addWidget(side)
-            side.resize(260, 500)
-            side.show()
-            qtbot.waitExposed(side)
-            side.set_sessions(await store.list_sessions(), set())
+            side = await _shown_sidebar(qtbot, store)
             pages = SearchPages(
                 side,
                 lambda q, n, after: store.search_page(q, limit=n, after=after),

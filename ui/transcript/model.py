@@ -94,7 +94,6 @@ class TranscriptModel(QAbstractListModel):
         self._text_at: float | None = None
         self._reasoning_at: float | None = None
         self._shown_at: float | None = None  # when a frame last showed new text (this stream)
-        self._queued_at = 0.0  # when the first piece the next frame shows arrived
         self._flush = QTimer(self)
         self._flush.setSingleShot(True)
         self._flush.setInterval(FLUSH_INTERVAL_MS)
@@ -304,8 +303,6 @@ class TranscriptModel(QAbstractListModel):
         self._apply(self._rows.start_streaming())
         if not self._pending:
             self._text_at = time.monotonic()
-            if not self._pending_reasoning:
-                self._queued_at = self._text_at
         self._pending.append(text)
         if not self._flush.isActive():
             self._flush.start()
@@ -319,14 +316,15 @@ class TranscriptModel(QAbstractListModel):
         self._new_answer()
         if not self._pending_reasoning:
             self._reasoning_at = time.monotonic()
-            if not self._pending:
-                self._queued_at = self._reasoning_at
         self._pending_reasoning.append(text)
         if not self._flush.isActive():
             self._flush.start()
 
     def flush(self) -> None:
         self._flush.stop()
+        # When the first piece this frame shows arrived: queued reasoning always came before
+        # queued text (reasoning arriving after text shows the text first).
+        first = self._reasoning_at if self._pending_reasoning else self._text_at
         shown = 0
         if self._pending_reasoning:
             # Reasoning opens the live row itself (it may come before any text).
@@ -344,7 +342,7 @@ class TranscriptModel(QAbstractListModel):
             # of a slow stream is no burst), or for an answer's first frame since its first
             # piece arrived.
             now = time.monotonic()
-            since = now - (self._shown_at if self._shown_at is not None else self._queued_at)
+            since = now - (self._shown_at if self._shown_at is not None else first or now)
             self._flush.setInterval(flush_interval_ms(shown, since))
             self._shown_at = now
 

@@ -345,6 +345,10 @@ class MainWindow(QMainWindow):
             self.sidebar.delete(self.controller.session_id)
 
     def focus_search(self) -> None:
+        """Edit → Find (Ctrl+F): the sidebar's search field, the sidebar shown first when it is
+        hidden or folded by a narrow window (typing went into a field nobody could see)."""
+        if not self.sidebar.isVisible():
+            self.show_sidebar(True)
         self.sidebar.search.setFocus()
         self.sidebar.search.selectAll()
 

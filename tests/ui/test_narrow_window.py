@@ -28,3 +28,23 @@ def test_a_480_px_window_folds_the_sidebar_and_a_wide_one_brings_it_back(
             await close_window(window)
 
     run(scenario())
+
+
+def test_find_in_a_narrow_window_shows_the_folded_sidebar(run: Any, tmp_path: Path) -> None:
+    """Ctrl+F at 480 px: the folded sidebar comes back with its search field focused (the
+    keystrokes went into the hidden field before)."""
+
+    async def scenario() -> None:
+        window = await open_window(tmp_path, "http://127.0.0.1:9/v1")
+        try:
+            window.resize(480, 800)
+            await until(lambda: window.splitter.sizes()[0] == 0, what="the sidebar folded")
+            window.activateWindow()
+            window.focus_search()
+            await until(lambda: window.splitter.sizes()[0] > 0, what="the sidebar shown")
+            assert window.sidebar.isVisible() and window.sidebar_action.isChecked()
+            await until(lambda: window.sidebar.search.hasFocus(), what="the search focused")
+        finally:
+            await close_window(window)
+
+    run(scenario())

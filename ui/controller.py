@@ -105,7 +105,11 @@ class ConversationController(QObject):
 
     @property
     def busy(self) -> bool:
-        return self._task is not None and not self._task.done()
+        """A request runs, until its end is handled (``_finished`` clears the task and emits
+        ``busyChanged(False)``): asyncio runs a task's done callbacks a loop turn after the
+        task is done, and in between the composer still showed Stop while ``busy`` said no
+        (and a new request could start before the old one's end was handled)."""
+        return self._task is not None
 
     @property
     def task(self) -> asyncio.Task[None] | None:

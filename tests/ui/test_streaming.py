@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -111,5 +112,41 @@ def test_enter_sends_shift_enter_newline_esc_stops(run: Any, qtbot: Any, tmp_pat
                 assert "stopped" in window.resume_bar.message.text().lower()
             finally:
                 await close_window(window)
+
+    run(scenario())
+
+
+def test_busy_lasts_until_the_end_of_a_request_is_handled(run: Any, tmp_path: Path) -> None:
+    """A request's task is done a loop turn before its end is handled (asyncio runs done
+    callbacks later): until then the controller stays busy, as the composer still shows Stop,
+    and no second request can start under the first one's end."""
+
+    async def scenario() -> None:
+        window = await open_window(tmp_path, None)
+        controller = window.controller
+        try:
+            seen: list[tuple[bool, bool]] = []
+            controller.busyChanged.connect(
+                lambda busy: seen.append(
+                    (busy, window.composer.send_button.isVisibleTo(window.composer))
+                )
+            )
+
+            async def request() -> None:
+                return None
+
+            controller._start(request())
+            task = controller.task
+            assert task is not None
+            while not task.done():
+                await asyncio.sleep(0)
+            # Done, its end not handled yet: still busy, as Stop is still shown.
+            assert seen == [(True, False)]
+            assert controller.busy
+            await until(lambda: not controller.busy, what="the end handled")
+            assert seen[-1] == (False, True)  # not busy: the Send button is back
+            assert controller.task is None
+        finally:
+            await close_window(window)
 
     run(scenario())

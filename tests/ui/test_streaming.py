@@ -132,14 +132,16 @@ def test_busy_lasts_until_the_end_of_a_request_is_handled(run: Any, tmp_path: Pa
                 )
             )
 
+            ending = asyncio.Event()
+
             async def request() -> None:
-                return None
+                ending.set()  # wakes the test first, then the task is done
 
             controller._start(request())
             task = controller.task
             assert task is not None
-            while not task.done():
-                await asyncio.sleep(0)
+            await ending.wait()
+            assert task.done()
             # Done, its end not handled yet: still busy, as Stop is still shown.
             assert seen == [(True, False)]
             assert controller.busy

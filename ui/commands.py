@@ -261,6 +261,7 @@ class WindowCommands:
             self.import_box = import_report_box(window, None, str(err))
             return None
         await window.refresh_sessions()
+        window.upkeep.set_busy(window.controller.busy)  # many new messages: tidy when idle
         if report.imported and not window.controller.busy:
             await window.controller.open_session(report.imported[0].session_id)
         self._say(report.summary)

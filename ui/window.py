@@ -42,6 +42,7 @@ from .resume_bar import ResumeBar
 from .search_pages import SearchPages
 from .sidebar import Sidebar
 from .transcript import TranscriptModel, TranscriptView
+from .upkeep import IdleUpkeep
 from .versions_flow import EditStrip, VersionFlow
 from .welcome import EmptyConversationHint, WelcomePanel
 from .window_layout import lay_out, set_tab_order
@@ -86,6 +87,8 @@ class MainWindow(QMainWindow):
             lambda query, limit, after: services.search_page(query, limit=limit, after=after),
             self.controller.spawn,
         )
+        # Merging the search index while nothing happens (app.services.upkeep).
+        self.upkeep = IdleUpkeep(services.tidy_search_index, self.controller.spawn, self)
         self.transcript = TranscriptView()
         self.transcript.setModel(self.transcript_model)
         self.empty_hint = EmptyConversationHint(self.transcript)  # "Ask anything" while empty
@@ -256,6 +259,7 @@ class MainWindow(QMainWindow):
         if sessions:
             await self.controller.open_session(sessions[0].id)
         await self.workspace.refresh()
+        self.upkeep.set_busy(self.controller.busy)
 
     async def run(self) -> None:
         """Start, then wait until the window has closed and cleaned up."""
@@ -402,6 +406,7 @@ class MainWindow(QMainWindow):
             self.transcript.follow()
 
     def _busy_changed(self, busy: bool) -> None:
+        self.upkeep.set_busy(busy)
         self.composer.set_busy(busy)
         self.stop_action.setEnabled(busy)
         self.model_picker.setEnabled(not busy)

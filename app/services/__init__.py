@@ -96,6 +96,7 @@ from .recovery import DATABASE_FILE, ResumeInfo
 from .requests import RequestJournaling, SessionLockedError, folder_tools, merge_tools, relay
 from .setup import Resolved, Setup, provider_settings, resolve, setup_logged, setup_to_data
 from .titles import Titles, TitleTarget, auto_title_on, simulated
+from .upkeep import tidy_search_index
 
 __all__ = [
     "DATABASE_FILE",
@@ -523,6 +524,11 @@ class AppServices:
         if session_id in self._running or self.locks.is_locked_elsewhere(session_id):
             raise SessionLockedError()
         return await self.client.select_branch(session_id, seq)
+
+    async def tidy_search_index(self) -> int:
+        """Merge the search index's segments (idle housekeeping, see :mod:`.upkeep`); returns
+        the steps that merged."""
+        return await tidy_search_index(self.storage.storage.database)
 
     async def search(self, query: str, *, limit: int = 50) -> list[SearchHit]:
         return await self.storage.storage.search(query, limit=limit)

@@ -55,6 +55,9 @@ __all__ = [
 #: Seconds of parsing after which :func:`event_batches` yields when it puts its events.
 _YIELD_AFTER: Final = 0.001
 
+#: A byte order mark: ignored at the start of an event stream (the SSE spec's decoding step).
+_BOM: Final = "\ufeff"
+
 #: The field names an event stream's lines start with (``error`` is llama.cpp's own).
 _FIELDS: Final = ("data", "event", "id", "retry", "error")
 
@@ -230,9 +233,14 @@ class LineSplitter:
 
 
 async def sse_lines(chunks: AsyncIterable[str]) -> AsyncGenerator[str, None]:
-    """The lines of a text stream (see :class:`LineSplitter`). The last line need not end."""
+    """The lines of a text stream (see :class:`LineSplitter`), without a byte order mark at
+    its start (the SSE spec ignores one). The last line need not end."""
     splitter = LineSplitter()
+    first = True
     async for chunk in chunks:
+        if first and chunk:
+            first = False
+            chunk = chunk.removeprefix(_BOM)
         for line in splitter.feed(chunk):
             yield line
     for line in splitter.finish():
@@ -269,10 +277,11 @@ async def event_batches(
 
     One loop, no generator per line: a fast server sends thousands of events a second, and
     each layer a token climbs costs as much as parsing it. The body is decoded as UTF-8 (what
-    the SSE spec prescribes, whatever the content type says), invalid bytes replaced. Ends at
-    the provider's end marker; a body that ends before it raises ``ProviderStreamError`` (via
-    ``parser.finish()``). When parsing fails, the events of that chunk parsed before the
-    failure are yielded (or put) first (they are output: the step was cut, not refused).
+    the SSE spec prescribes, whatever the content type says), invalid bytes replaced, a byte
+    order mark at its start dropped. Ends at the provider's end marker; a body that ends before
+    it raises ``ProviderStreamError`` (via ``parser.finish()``). When parsing fails, the events
+    of that chunk parsed before the failure are yielded (or put) first (they are output: the
+    step was cut, not refused).
 
     An uncompressed body is read raw (httpx's decoding layer would only copy it); a chunk that
     is one whole event skips the line rules (:func:`lone_event`).
@@ -290,10 +299,14 @@ async def event_batches(
     clock = time.perf_counter
     turn = clock()
     clean = True  # neither the splitter nor the decoder holds part of an event
+    first = True  # no text decoded yet: a byte order mark there is dropped (as the spec says)
     out: list[ModelEvent] = []  # (what was not yielded or put yet)
     try:
         async for chunk in chunks:
             piece = decode(chunk)
+            if first and piece:
+                first = False
+                piece = piece.removeprefix(_BOM)
             lone = lone_event(piece) if clean else None
             if lone is not None:
                 events = feed_data(*lone)

@@ -451,3 +451,14 @@ def test_finish_reason_placeholders(values: list[str | None], stop: StopReason |
     parser.feed(ServerSentEvent(data="[DONE]"))
     end = parser.finish()[-1]
     assert isinstance(end, StepEnd) and end.stop_reason == stop
+
+
+async def test_a_byte_order_mark_before_the_stream_is_ignored(
+    server: RecordedServer, conversation: Run
+) -> None:
+    """A proxy that writes a UTF-8 BOM before the body: the SSE spec ignores it. Before, the
+    first event became an unknown field and its text ("All read.") was lost."""
+    server.serve(sse_response("\ufeff" + FOLLOW_UP))
+    reply = await conversation.run("what do I need?")
+    assert reply.content == "All read." and reply.stop_reason is StopReason.END_TURN
+    assert kinds(await conversation.saved()) == ["user", "assistant"]

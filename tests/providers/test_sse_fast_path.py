@@ -251,3 +251,36 @@ async def test_a_delivery_gets_the_events_parsed_before_a_failure() -> None:
     out, error = await _events(chunks, "openai", put=True)
     assert out == [TextDelta("kept")]
     assert error is not None and "not valid JSON" in error
+
+
+_BOM_BODY = [
+    b'data: {"choices":[{"index":0,"delta":{"content":"hi"}}]}\n\n',
+    b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n',
+    b"data: [DONE]\n\n",
+]
+
+
+@pytest.mark.parametrize("split", [1, 2, 3, 4])
+async def test_a_byte_order_mark_before_the_first_event_is_ignored(split: int) -> None:
+    """The SSE spec drops a BOM at the start of the stream; before, the first event's line
+    became an unknown field and its token was lost. Also with the BOM cut across chunks."""
+    plain = await _events(_BOM_BODY, "openai")
+    assert plain[0][0] == TextDelta("hi") and plain[1] is None
+    marked = [b"\xef\xbb\xbf" + _BOM_BODY[0], *_BOM_BODY[1:]]
+    assert await _events(marked, "openai") == plain  # the first chunk: one whole event
+    body = b"".join(marked)
+    assert await _events([body[:split], body[split:]], "openai") == plain
+    # Only at the very start: a BOM later in the stream is text, as the spec says.
+    later = [_BOM_BODY[0], b"\xef\xbb\xbf" + _BOM_BODY[1], _BOM_BODY[2]]
+    events, error = await _events(later, "openai")
+    assert events[0] == TextDelta("hi") and error is not None  # the finish line was lost
+
+
+async def test_a_byte_order_mark_before_a_stream_labelled_text_plain_is_ignored() -> None:
+    from app.providers.sse import sse_lines
+
+    async def text() -> AsyncIterator[str]:
+        for piece in ("\ufeffdata: a\n", "\n"):
+            yield piece
+
+    assert [line async for line in sse_lines(text())] == ["data: a", ""]

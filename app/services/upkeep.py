@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Final
 
-from ..errors import StorageError
+from ..errors import StorageBusyError, StorageError
 from ..storage.database import Database
 from ..storage.search_index import tidy_index
 
@@ -20,8 +20,8 @@ log = logging.getLogger(__name__)
 
 __all__ = ["MAX_STEPS", "tidy_search_index"]
 
-#: The most steps one idle run takes (~100 pages each: an index of ~40,000 pages, about
-#: 800,000 messages, merged in one run; a larger one goes on in the next idle run).
+#: The most steps one idle run takes (~100 pages each: 1,000,000 pages, far more than an
+#: index of a million messages; a larger merge goes on in the next idle run).
 MAX_STEPS: Final = 10_000
 
 
@@ -33,10 +33,12 @@ async def tidy_search_index(database: Database, *, max_steps: int = MAX_STEPS) -
     run with a line in the log and nothing shown; the next idle run tries again."""
     steps = 0
     try:
-        while steps < max_steps and await tidy_index(database):
+        while steps < max_steps and await tidy_index(database, first=steps == 0):
             steps += 1
-    except StorageError as err:
+    except StorageBusyError as err:  # another process is writing: expected, try later
         log.info("search index not merged now (%d steps done): %s", steps, err)
+    except StorageError as err:  # full, read-only, damaged: the person hears of it elsewhere
+        log.warning("search index not merged (%d steps done): %s", steps, err)
     if steps:
         log.debug("search index merged in %d steps", steps)
     return steps

@@ -31,7 +31,7 @@ import aiosqlite
 
 from ..messages import Message
 from ..parts import index_text, part_from_dict
-from .database import Database, scalar
+from .database import Database
 
 __all__ = [
     "index_pending",
@@ -89,45 +89,72 @@ async def index_pending(database: Database) -> bool:
     return await database.transaction(op)
 
 
-#: The most segments :func:`tidy_index` leaves the index with: more, and it merges them all
-#: into one. Six come back after ~1,000 new messages (FTS5 merges four of a size into one:
-#: 1 + the base-4 digit sum of the batches since), so a whole merge runs about that often.
+#: More segments than this, and :func:`tidy_index` merges them (when worth it, see
+#: :data:`REWRITE_SHARE`). FTS5's own merging (four segments of a size into one) leaves
+#: 1 + the base-4 digit sum of the batches since a whole merge: six after ~1,000 messages.
 SEGMENTS_KEPT: Final = 6
 
-#: Pages (~4 KB each) one step of :func:`tidy_index` writes: ~10-30 ms, so a write that
-#: arrives meanwhile (an append) waits at most that long.
+#: A merge of every segment rewrites the largest one too, so it starts only once the others
+#: hold this share of the largest one's pages: the index is rewritten once per ~2% of growth
+#: (each byte indexed is rewritten ~50 times in all, whatever the history's size; a rule on
+#: the count alone rewrote a 1,000,000-message index every ~1,000 messages).
+REWRITE_SHARE: Final = 0.02
+
+#: Pages (~4 KB each) one step of :func:`tidy_index` asks FTS5 to write. FTS5 ends a step at
+#: a word's end, so a word in every message (the prefix index's one-letter words) makes a
+#: longer step: ~10-50 ms over 100,000 messages, and a write that arrives meanwhile (an
+#: append) waits for it.
 TIDY_PAGES: Final = 100
 
-# The index's segments: each has rows in the shadow table %_idx (its b-tree's interior); an
-# FTS5 without that table would fail here, and the upkeep only stops (nothing depends on it).
-_SEGMENTS: Final = "SELECT count(DISTINCT segid) FROM messages_fts_idx"
+# Each segment's size: the shadow table %_idx holds a row per leaf page that starts a word,
+# its page number doubled (the low bit is a flag), so the largest is about twice the pages.
+# (An FTS5 without that table would fail here; the upkeep then only stops.)
+_SEGMENTS: Final = (
+    "SELECT count(*), COALESCE(SUM(size), 0), COALESCE(MAX(size), 0) "
+    "FROM (SELECT MAX(pgno) AS size FROM messages_fts_idx GROUP BY segid)"
+)
 _MERGE: Final = "INSERT INTO messages_fts(messages_fts, rank) VALUES ('merge', ?)"
 
 
-async def tidy_index(database: Database, pages: int = TIDY_PAGES) -> bool:
-    """One step of merging the full-text index's segments, in its own transaction; returns
-    whether more steps are wanted.
+async def tidy_index(
+    database: Database,
+    pages: int = TIDY_PAGES,
+    *,
+    first: bool = True,
+    share: float = REWRITE_SHARE,
+) -> bool:
+    """One step of merging the full-text index's segments into one, in its own transaction;
+    returns whether more steps are wanted (then call again with ``first=False``).
 
-    With more than :data:`SEGMENTS_KEPT` segments, FTS5's ``merge`` command with a negative
-    page count puts them all on one level and merges them, writing about ``pages`` pages per
-    step; the next steps continue that merge (they do not start over) until it is done. Each
-    step is a whole transaction: an interrupted merge leaves a correct index, and the next
-    step (or FTS5's own merging on writes) goes on with it. The search results never change,
-    only how many segments a search walks."""
+    A ``first`` step starts a merge of every segment, if there are more than
+    :data:`SEGMENTS_KEPT` and the segments besides the largest hold ``share`` of its size:
+    FTS5's ``merge`` command with a negative page count puts them all on one level and
+    merges them. The next steps go on with that merge (a positive count: FTS5 takes the
+    level being merged first, so segments saved meanwhile wait instead of making it start
+    over). About ``pages`` pages are written per step. Each step is a whole transaction: an
+    interrupted merge leaves a correct index, and FTS5's own merging on writes, or the next
+    run (starting over, with whatever was added since), goes on with it. The search results
+    never change, only how many segments a search walks."""
 
-    async def many(conn: aiosqlite.Connection) -> bool:
-        return await scalar(conn, _SEGMENTS) > SEGMENTS_KEPT
+    async def shape(conn: aiosqlite.Connection) -> tuple[int, int, int]:
+        rows = list(await conn.execute_fetchall(_SEGMENTS))
+        count, total, largest = rows[0] if rows else (0, 0, 0)
+        return int(count), int(total), int(largest)
+
+    async def worth_it(conn: aiosqlite.Connection) -> bool:
+        count, total, largest = await shape(conn)
+        return count > SEGMENTS_KEPT and total - largest >= share * largest
 
     async def op(conn: aiosqlite.Connection) -> bool:
-        if not await many(conn):  # another connection may have merged them meanwhile
+        if first and not await worth_it(conn):  # (another connection may have merged)
             return False
         before = conn.total_changes
-        await conn.execute(_MERGE, (-max(1, pages),))
+        await conn.execute(_MERGE, (-max(1, pages) if first else max(1, pages),))
         # A step that merged wrote pages and the structure record; one that found nothing to
         # merge wrote at most that record.
         return conn.total_changes - before >= 2
 
-    if not await database.read(many):  # no write lock taken when there is nothing to do
+    if first and not await database.read(worth_it):  # no write lock taken for nothing
         return False
     return await database.transaction(op)
 

@@ -5,7 +5,9 @@ Each batch of 64 messages is a new index segment and a search walks them all; th
 leaves one. What must hold: the searches find exactly the same messages before and after, FTS5's
 own integrity check passes after every step (and after a run cancelled midway), an index with
 few segments is left alone without a write, appends made while a run goes on are saved and
-found, and a database another process holds locked stops the run quietly.
+found, a merge goes on (does not start over) when a batch adds a segment between its steps,
+the whole index is rewritten only once the small segments are worth it, and a database
+another process holds locked stops the run quietly.
 """
 
 from __future__ import annotations
@@ -74,7 +76,7 @@ async def test_a_merge_leaves_one_segment_and_the_same_answers(store: SQLiteSess
     before = await every_hit(store)  # (a search also indexes the newest messages waiting)
     assert segments(path) > SEGMENTS_KEPT  # the state the idle merge is for
     steps = 0
-    while await tidy_index(store.database, pages=8):  # small steps: many of them
+    while await tidy_index(store.database, pages=8, first=steps == 0):  # many small steps
         steps += 1
         fts_ok(path)  # every step is a whole, correct index
     assert steps > 3
@@ -126,7 +128,9 @@ async def test_a_cancelled_run_leaves_a_correct_index(store: SQLiteSessionStore)
     started = asyncio.Event()
 
     async def one_step_then_cancel() -> None:
-        while await tidy_index(store.database, pages=4):
+        first = True
+        while await tidy_index(store.database, pages=4, first=first):
+            first = False
             started.set()
             await asyncio.sleep(0)
 
@@ -139,6 +143,65 @@ async def test_a_cancelled_run_leaves_a_correct_index(store: SQLiteSessionStore)
     assert segments(path) > 1  # the merge stopped midway
     assert await every_hit(store) == before
     assert await tidy_search_index(store.database) > 0  # and the next run goes on with it
+    assert segments(path) == 1
+    assert await every_hit(store) == before
+
+
+async def _steps(store: SQLiteSessionStore, *, batch_after: int | None = None) -> int:
+    """Merge steps of 2 pages until done; with ``batch_after``, a 64-message batch (a new
+    segment) is saved after that many steps, as a request or an import does meanwhile."""
+    steps = 0
+    while await tidy_index(store.database, pages=2, first=steps == 0):
+        steps += 1
+        if steps == batch_after:
+            await fill(store, 1, start=500)
+            await search(store.database, "common")  # indexes the few still waiting
+    return steps
+
+
+async def test_a_segment_added_between_steps_does_not_start_the_merge_over(
+    tmp_path: Path,
+) -> None:
+    counts = []
+    for name, batch_after in (("a", None), ("b", 3)):
+        store = SQLiteSessionStore(tmp_path / f"{name}.sqlite")
+        try:
+            await fill(store, 40)
+            await every_hit(store)
+            counts.append(await _steps(store, batch_after=batch_after))
+            fts_ok(Path(store.path))
+            assert segments(Path(store.path)) <= (1 if batch_after is None else 3)
+        finally:
+            await store.close()
+    plain, interrupted = counts
+    assert plain > 6
+    # Before, the next step's negative merge put the new segment beside the merge under way
+    # and started over: ~1.8x the steps (and the writes) for one batch in between.
+    assert interrupted <= plain + 2
+
+
+async def test_the_largest_segment_is_rewritten_only_when_the_rest_is_worth_it(
+    store: SQLiteSessionStore,
+) -> None:
+    path = Path(store.path)
+    await fill(store, 40)
+    await every_hit(store)
+    assert await tidy_search_index(store.database) > 0
+    assert segments(path) == 1
+    added = 0
+    while segments(path) <= SEGMENTS_KEPT:  # small segments, one batch each, until too many
+        await fill(store, 1, start=100 + added)
+        await every_hit(store)
+        added += 1
+    before = await every_hit(store)
+    written = data_version(path)
+    # They hold far less than half of the large one: no merge of them all (and no write).
+    assert not await tidy_index(store.database, share=0.5)
+    assert data_version(path) == written
+    # Worth it (any share): merged into one, the same answers.
+    first = True
+    while await tidy_index(store.database, share=0.0, first=first):
+        first = False
     assert segments(path) == 1
     assert await every_hit(store) == before
 

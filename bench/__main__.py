@@ -159,7 +159,7 @@ def streaming(quick: bool) -> tuple[list[Row], Any]:
             label,
         ),
         _row(
-            f"stream {tokens:,} tokens: loop tick gap p99",
+            f"stream {tokens:,} tokens: loop tick gap p99 ({app.get('ticks', 0)} ticks, all runs)",
             app["stall_p99_ms"],
             ref["longest_stall_ms"],
             "ms",

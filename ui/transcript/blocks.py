@@ -41,6 +41,7 @@ __all__ = [
     "LONG_LINE",
     "MAX_BLOCK_CHARS",
     "MAX_BLOCK_LINES",
+    "WHOLE_LINE",
     "block_cuts",
     "long_block_cuts",
     "plain_line",
@@ -58,6 +59,9 @@ _UNDERLINE = frozenset(" \t|:-=")
 # markup whole (:func:`_line_cuts`): Qt lays out a paragraph as one unit, so a streamed answer
 # that is one long paragraph (no line break) cost a relayout of all of it on every frame.
 LONG_LINE = 3_000
+# Characters up to which a finished message's prose line is one document, not cut at spaces
+# (:func:`block_cuts` with ``whole``): laid out once (~3 ms), not on every frame.
+WHOLE_LINE = 30_000
 # Characters that may open a paragraph line that can be cut (letters too): not a list, quote,
 # heading, table, HTML block, code block or thematic break.
 _PLAIN_OPENERS = frozenset("\"'(“‘«¿¡")
@@ -101,6 +105,7 @@ def plain_line(line: str) -> bool:
 _MARKS = "".join(_PAIRED) + "".join(left + right for left, right in _BRACKETS)
 _MARK_RE = re.compile("[" + re.escape(_MARKS) + "]")
 _SPACE_RE = re.compile(r"\s")
+_RUN_RE = re.compile(rf"\S{{{LONG_LINE}}}")  # LONG_LINE characters without whitespace
 
 
 def _balanced(counts: dict[str, int]) -> bool:
@@ -141,13 +146,21 @@ def _soft_cut(text: str, piece: int, end: int) -> int:
     return -1
 
 
-def _line_cuts(text: str, start: int, end: int, prose: bool) -> Iterator[int]:
+def _line_cuts(text: str, start: int, end: int, prose: bool, whole: bool = False) -> Iterator[int]:
     """Where a long line ``text[start:end]`` is cut into pieces of about :data:`LONG_LINE`
     characters: a prose line (``prose``) at :func:`_soft_cut`; any line where its next
     ``LONG_LINE`` characters hold no whitespace at all (a run like that is no prose: a blob, a
     hash, a hostile answer), right there. Each cut depends only on the text before it and the
     character after it, so every prefix of a stream cuts alike, and a scan restarted at a cut
-    finds the same next cuts (what follows a cut is judged as a line of its own)."""
+    finds the same next cuts (what follows a cut is judged as a line of its own).
+
+    ``whole``: the line is finished (a finished message), and one of at most
+    :data:`WHOLE_LINE` characters without such a run is not cut at all (judged on the whole
+    line, wherever in it the scan started, so a restarted scan still finds the same cuts)."""
+    if whole:
+        first = text.rfind("\n", 0, start) + 1
+        if end - first <= WHOLE_LINE and _RUN_RE.search(text, first, end) is None:
+            return
     piece = start
     while end - piece > LONG_LINE:
         if _SPACE_RE.search(text, piece, piece + LONG_LINE) is None:
@@ -163,13 +176,14 @@ def _line_cuts(text: str, start: int, end: int, prose: bool) -> Iterator[int]:
         prose = plain_line(text[cut:end])
 
 
-def _boundaries(text: str, start: int) -> Iterator[tuple[int, bool]]:
+def _boundaries(text: str, start: int, whole: bool = False) -> Iterator[tuple[int, bool]]:
     """Each block end in ``text[start:]``: (offset after it, whether it was a forced cut).
 
     A blank line outside a fence ends a block only once the next line shows it starts at the
     margin: an indented line after a blank one continues a list item (or an indented code
     block), and rendering it apart would change what it means. Undecided until then. A long
-    line of a prose paragraph is cut inside (:func:`_line_cuts`), even while unfinished.
+    line of a prose paragraph is cut inside (:func:`_line_cuts`), even while unfinished;
+    ``whole``: ``text`` is a finished message (see :func:`block_cuts`).
     """
     in_fence = False
     fence_marker = ""
@@ -191,7 +205,7 @@ def _boundaries(text: str, start: int) -> Iterator[tuple[int, bool]]:
         if not in_fence and len(line) > LONG_LINE:
             block_prose = (block_prose or block_lines == 0) and plain_line(line)
             line_end = length if end < 0 else end
-            for cut in _line_cuts(text, pos, line_end, block_prose):
+            for cut in _line_cuts(text, pos, line_end, block_prose, whole):
                 yield cut, True
                 block_lines = block_chars = 0  # the rest of the line starts a block (a cut)
                 pos = cut
@@ -244,13 +258,19 @@ def stable_boundary(text: str, start: int = 0) -> int:
     return boundary
 
 
-def block_cuts(text: str, start: int = 0) -> list[int]:
-    """Every block end in ``text[start:]`` that :func:`stable_boundary` may return, in order.
+def block_cuts(text: str, start: int = 0, *, whole: bool = False) -> list[int]:
+    """Every block end in ``text[start:]`` that :func:`stable_boundary` may return, in order;
+    ``whole``: of a finished message, whose prose lines up to :data:`WHOLE_LINE` characters
+    are not cut inside.
 
-    The view renders each block as its own document, cut here, whether the text is streaming,
-    finished or reopened: the cuts depend on the text only, so it looks the same in all three.
+    The view renders each block as its own document, cut here: the cuts depend on the text
+    only (and on whether it is finished), so a message looks the same finished or reopened.
+    While it streams, a long paragraph is cut every ~:data:`LONG_LINE` characters so a frame
+    lays out only its tail; Qt cannot flow one paragraph across two documents, so each cut
+    shows as a short line, and once the message is finished such a paragraph is one document
+    again (a frame then lays it out whole, once).
     """
-    return [pos for pos, _forced in _boundaries(text, start)]
+    return [pos for pos, _forced in _boundaries(text, start, whole)]
 
 
 def long_block_cuts(text: str, start: int = 0) -> list[int]:

@@ -198,6 +198,7 @@ class MessageRender:
     cut: bool = False  # cut at MAX_RENDERED_CHARS/_LINES: the last chunk is the note
     shown_chars: int = 0  # how much of the text the chunks show
     tail: bool = False  # the last chunk is the unfinished tail (re-rendered on each update)
+    whole: bool = False  # cut as a finished message (blocks.block_cuts ``whole``), not streaming
 
     def docs(self) -> list[QTextDocument]:
         parts = [self.header] if self.header is not None else []
@@ -386,6 +387,17 @@ def update_render(
     full = item.text
     end = shown_end(full)
     text = full[:end] if end < len(full) else full  # what the row shows (as Markdown)
+    whole = not item.streaming
+    if (
+        whole
+        and not render.whole
+        and any(getattr(doc, "joiner", None) is not None for doc in render.chunks)
+        and block_cuts(text) != block_cuts(text, whole=True)
+    ):
+        # It streamed, and a long paragraph was cut inside to keep frames short: finished, it
+        # is rendered again as a reopened message is (each such paragraph one document).
+        render.chunks, render.code_blocks, render.cut, render.tail = [], [], False, False
+    render.whole = whole
     if render.cut:
         if end < len(full) and end == render.shown_chars and text.startswith(render.stable_text):
             # Still growing past the cut (a long stream): what is shown is unchanged; only the
@@ -403,12 +415,12 @@ def update_render(
     del render.code_blocks[render.stable_code :]
     start = len(render.stable_text)
     # Every block is a document of its own, cut where streaming cuts it (blocks.block_cuts):
-    # the same documents whether the text streamed, finished or was reopened, and a frame
-    # re-renders only the unfinished tail.
+    # the same documents whether the text finished or was reopened, and a frame re-renders
+    # only the unfinished tail.
     rendered = 0
     spent = 0  # estimated µs of heavy Markdown in the blocks that became final just now
     boundary = start
-    for cut in block_cuts(text, start):
+    for cut in block_cuts(text, start, whole=whole):
         if cut <= boundary:
             continue
         stable = text[boundary:cut]

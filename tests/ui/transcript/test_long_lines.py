@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtWidgets import QApplication, QStyleOptionViewItem
 
 from ui.theme import LIGHT, palette_for
-from ui.transcript.blocks import LONG_LINE, block_cuts, plain_line
+from ui.transcript.blocks import LONG_LINE, WHOLE_LINE, block_cuts, plain_line
 from ui.transcript.model import TranscriptModel
 from ui.transcript.render import MessageRender, update_render
 from ui.transcript.rows import ItemKind, TranscriptItem
@@ -120,6 +120,22 @@ def test_cuts_do_not_depend_on_how_much_has_arrived(seed: int) -> None:
         assert block_cuts(text, start) == [cut for cut in cuts if cut > start]
 
 
+def test_a_finished_message_keeps_its_paragraphs_whole() -> None:
+    """A finished prose line up to WHOLE_LINE characters is not cut; a longer one, or one with
+    a run of LONG_LINE characters without whitespace, is cut as while streaming; a scan
+    restarted at any cut finds the same next cuts."""
+    short, long_ = prose(4_000, seed=2), prose(6_000, seed=4)
+    assert len(short) <= WHOLE_LINE < len(long_)
+    run = prose(300, seed=6) + " " + "x" * (LONG_LINE + 10) + " " + prose(300, seed=7)
+    text = f"{short}\n\n{long_}\n\n{run}\n\nThe end."
+    streamed, whole = block_cuts(text), block_cuts(text, whole=True)
+    first = len(short) + 2
+    assert [c for c in streamed if c < first] and not [c for c in whole if c < first - 2]
+    assert [c for c in whole if c > first] == [c for c in streamed if c > first]
+    for start in whole:
+        assert block_cuts(text, start, whole=True) == [c for c in whole if c > start]
+
+
 def _chunks(render: MessageRender) -> list[tuple[str, float, bool]]:
     return [
         (doc.toPlainText(), doc.size().height(), getattr(doc, "joiner", None) is not None)
@@ -127,19 +143,26 @@ def _chunks(render: MessageRender) -> list[tuple[str, float, bool]]:
     ]
 
 
-def test_a_long_paragraph_streamed_renders_as_when_reopened(qapp: Any) -> None:
-    text = prose(4_000, seed=5) + "\n\nThe end.\n"
+@pytest.mark.parametrize("words", [4_000, 6_000])  # ~25,000 / ~38,000 characters
+def test_a_long_paragraph_streamed_renders_as_when_reopened(words: int, qapp: Any) -> None:
+    paragraph = prose(words, seed=5)
+    text = paragraph + "\n\nThe end.\n"
     palette, font = palette_for(LIGHT), QApplication.font()
     item = TranscriptItem(ItemKind.ASSISTANT, "", streaming=True)
     streamed = MessageRender(600.0, False)
     rng = random.Random(7)
     costs = []
+    cut = 0  # pieces of the paragraph joined without a gap, while it streamed
     pos = 0
     while pos < len(text):
         pos = min(len(text), pos + rng.randint(50, 400))
         item.text = text[:pos]
         update_render(streamed, item, font, palette)
         costs.append(streamed.last_rendered_chars)
+        pieces = [doc for doc in streamed.chunks if getattr(doc, "joiner", None) is not None]
+        # Nothing separates the pieces of one paragraph (a paragraph's 12 px would).
+        assert all(doc.margins[1] == 0.0 for doc in pieces)  # type: ignore[attr-defined]
+        cut = max(cut, len(pieces))
     item.streaming = False
     update_render(streamed, item, font, palette)
     reopened = MessageRender(600.0, False)
@@ -147,13 +170,16 @@ def test_a_long_paragraph_streamed_renders_as_when_reopened(qapp: Any) -> None:
     assert _chunks(streamed) == _chunks(reopened)
     # Each frame laid out only the tail of the line, never the whole paragraph.
     assert max(costs) < LONG_LINE + 500 < len(text) // 5
-    pieces = reopened.chunks
-    assert len(pieces) >= 5 and all(getattr(doc, "joiner", None) is not None for doc in pieces[:-2])
-    # Nothing separates the pieces of one paragraph (a paragraph's 12 px would).
-    assert all(doc.margins[1] == 0.0 for doc in pieces[:-2])  # type: ignore[attr-defined]
+    assert cut >= 5
+    shown = [doc.toPlainText() for doc in reopened.chunks]
+    if len(paragraph) <= WHOLE_LINE:
+        # Finished, the paragraph is one document again: no short line where it was cut.
+        assert [part.strip() for part in shown] == [paragraph, "The end."]
+    else:  # longer than any paragraph: still in pieces (each laid out on its own)
+        assert len(shown) >= 5 and " ".join(shown[:-1]).split() == paragraph.split()
 
 
-@pytest.mark.parametrize("text", [prose(2_000, seed=9), "![" * 5_000])
+@pytest.mark.parametrize("text", [prose(6_000, seed=9), "![" * 5_000])
 def test_a_cut_line_copies_as_it_was_written(text: str, qapp: Any) -> None:
     model = TranscriptModel()
     view = TranscriptView()

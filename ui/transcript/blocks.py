@@ -60,8 +60,9 @@ _UNDERLINE = frozenset(" \t|:-=")
 # that is one long paragraph (no line break) cost a relayout of all of it on every frame.
 LONG_LINE = 3_000
 # Characters up to which a finished message's prose line is one document, not cut at spaces
-# (:func:`block_cuts` with ``whole``): laid out once (~3 ms), not on every frame.
-WHOLE_LINE = 30_000
+# (:func:`block_cuts` with ``whole``): laid out once (~1-2 ms), not on every frame, and short
+# enough for its picture (pictures.py) at ordinary widths. As MAX_BLOCK_CHARS for blocks.
+WHOLE_LINE = 12_000
 # Characters that may open a paragraph line that can be cut (letters too): not a list, quote,
 # heading, table, HTML block, code block or thematic break.
 _PLAIN_OPENERS = frozenset("\"'(“‘«¿¡")
@@ -105,7 +106,9 @@ def plain_line(line: str) -> bool:
 _MARKS = "".join(_PAIRED) + "".join(left + right for left, right in _BRACKETS)
 _MARK_RE = re.compile("[" + re.escape(_MARKS) + "]")
 _SPACE_RE = re.compile(r"\s")
-_RUN_RE = re.compile(rf"\S{{{LONG_LINE}}}")  # LONG_LINE characters without whitespace
+# LONG_LINE characters without whitespace, from a word's start (from anywhere, a failed match
+# was tried again at each of the run's characters: a line of 2,999-character words took ~250 ms).
+_RUN_RE = re.compile(rf"(?<!\S)\S{{{LONG_LINE}}}")
 
 
 def _balanced(counts: dict[str, int]) -> bool:

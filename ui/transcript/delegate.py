@@ -95,6 +95,10 @@ class SelectionSource(Protocol):
         """Document number -> (start, end) character positions selected in it (may be empty)."""
         ...
 
+    def touches(self, uid: int) -> bool:
+        """Whether the selection reaches into row ``uid`` (without asking for its documents)."""
+        ...
+
 
 class TranscriptDelegate(QStyledItemDelegate):
     """Paints rows and handles clicks on their anchors (copy, expand, links, actions)."""
@@ -138,7 +142,10 @@ class TranscriptDelegate(QStyledItemDelegate):
         width: float,
         option: QStyleOptionViewItem,
     ) -> MessageRender:
-        return self._renders.render_for(item, width, option.font, option.palette)
+        return self._renders.render_for(item, width, option.font, option.palette, self._selected)
+
+    def _selected(self, uid: int) -> bool:
+        return self.selection is not None and self.selection.touches(uid)
 
     @staticmethod
     def width_for(item: TranscriptItem, option: QStyleOptionViewItem) -> float:

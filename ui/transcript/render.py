@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import html
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -199,6 +200,8 @@ class MessageRender:
     shown_chars: int = 0  # how much of the text the chunks show
     tail: bool = False  # the last chunk is the unfinished tail (re-rendered on each update)
     whole: bool = False  # cut as a finished message (blocks.block_cuts ``whole``), not streaming
+    # After each cut of the stable chunks: (cut, chunks, stable_code, stable_plain) then.
+    marks: list[tuple[int, int, int, int]] = field(default_factory=list)
 
     def docs(self) -> list[QTextDocument]:
         parts = [self.header] if self.header is not None else []
@@ -327,9 +330,18 @@ def tool_html(item: TranscriptItem, tokens: Tokens = LIGHT) -> str:
 
 
 def update_render(
-    render: MessageRender, item: TranscriptItem, font: QFont, palette: QPalette
+    render: MessageRender,
+    item: TranscriptItem,
+    font: QFont,
+    palette: QPalette,
+    *,
+    keep_pieces: bool = False,
 ) -> None:
-    """Bring ``render`` up to date with ``item`` (only a streaming answer's tail is redone)."""
+    """Bring ``render`` up to date with ``item`` (only a streaming answer's tail is redone).
+
+    ``keep_pieces``: a finished answer keeps the documents it streamed with (text in them is
+    selected, and a selection points at documents by number), instead of the paragraphs cut
+    to keep frames short becoming whole (:func:`_rejoin`)."""
     tokens = tokens_for(palette)
     css, width = document_css(tokens, font.pointSizeF()), render.width
     small = QFont(font)
@@ -388,15 +400,8 @@ def update_render(
     end = shown_end(full)
     text = full[:end] if end < len(full) else full  # what the row shows (as Markdown)
     whole = not item.streaming
-    if (
-        whole
-        and not render.whole
-        and any(getattr(doc, "joiner", None) is not None for doc in render.chunks)
-        and block_cuts(text) != block_cuts(text, whole=True)
-    ):
-        # It streamed, and a long paragraph was cut inside to keep frames short: finished, it
-        # is rendered again as a reopened message is (each such paragraph one document).
-        render.chunks, render.code_blocks, render.cut, render.tail = [], [], False, False
+    if whole and not render.whole and not keep_pieces:
+        _rejoin(render, text)
     render.whole = whole
     if render.cut:
         if end < len(full) and end == render.shown_chars and text.startswith(render.stable_text):
@@ -408,7 +413,7 @@ def update_render(
         render.chunks.pop()  # the note
         render.cut = False
     if not render.chunks or not text.startswith(render.stable_text):
-        render.chunks, render.code_blocks = [], []
+        render.chunks, render.code_blocks, render.marks = [], [], []
         render.stable_text, render.stable_code, render.stable_plain = "", 0, 0
     elif render.tail:
         render.chunks.pop()  # the old tail; the stable chunks stay as they are
@@ -436,6 +441,7 @@ def update_render(
             render.stable_plain += part.plain_blocks
         render.stable_text = text[:cut]
         render.stable_code = len(render.code_blocks)
+        render.marks.append((cut, len(render.chunks), render.stable_code, render.stable_plain))
         rendered += cut - boundary
         boundary = cut
     tail = text[boundary:]
@@ -458,6 +464,32 @@ def update_render(
         # pieces shown so far stay: crossing the limit re-renders nothing.
         render.chunks.append(_more_note(len(full) - end, width, font, css))
         render.cut = True
+
+
+def _rejoin(render: MessageRender, text: str) -> None:
+    """A streamed answer just finished: where its documents were cut differently from a
+    finished message's (a long paragraph cut inside to keep frames short), drop them from the
+    first such cut on, so the update renders the rest as a reopened message is (each such
+    paragraph one document). Only when a document was cut inside a line; the scans cost a few
+    ms, once per answer."""
+    if not any(getattr(doc, "joiner", None) is not None for doc in render.chunks):
+        return
+    streamed, finished = block_cuts(text), block_cuts(text, whole=True)
+    same = 0  # the last cut both agree on, and every one before it
+    for old, new in zip(streamed, finished, strict=False):
+        if old != new:
+            break
+        same = old
+    else:
+        if len(streamed) == len(finished):
+            return
+    kept = [mark for mark in render.marks if mark[0] <= same]
+    cut, chunks, code, plain = kept[-1] if kept else (0, 0, 0, 0)
+    del render.chunks[chunks:]
+    del render.code_blocks[code:]
+    render.marks = kept
+    render.stable_text, render.stable_code, render.stable_plain = text[:cut], code, plain
+    render.cut = render.tail = False
 
 
 def _more_note(more: int, width: float, font: QFont, css: str) -> QTextDocument:
@@ -485,9 +517,16 @@ class RenderCache(OrderedDict[int, MessageRender]):
     """Renders by row uid, least recently used first, at most ``MAX_RENDERS`` of them."""
 
     def render_for(
-        self, item: TranscriptItem, width: float, font: QFont, palette: QPalette
+        self,
+        item: TranscriptItem,
+        width: float,
+        font: QFont,
+        palette: QPalette,
+        selected: Callable[[int], bool] | None = None,
     ) -> MessageRender:
-        """``item``'s render at ``width``, rebuilt only where the item changed."""
+        """``item``'s render at ``width``, rebuilt only where the item changed; ``selected``
+        says whether a row (by uid) has selected text (see ``update_render``'s
+        ``keep_pieces``)."""
         dark = is_dark(palette)
         render = self.get(item.uid)
         if render is None or render.dark != dark:
@@ -498,7 +537,13 @@ class RenderCache(OrderedDict[int, MessageRender]):
         else:
             self.move_to_end(item.uid)
         if render.version != item.version:
-            update_render(render, item, font, palette)
+            keep = (
+                selected is not None
+                and not item.streaming
+                and not render.whole
+                and selected(item.uid)
+            )
+            update_render(render, item, font, palette, keep_pieces=keep)
             render.version = item.version
         if abs(render.width - width) > 0.5:
             render.set_width(width)

@@ -296,6 +296,13 @@ class TextSelection(QObject):
         bounds = self.ordered()
         return bounds is not None and bounds[0] != bounds[1]
 
+    def touches(self, uid: int) -> bool:
+        """Whether a non-empty selection reaches into row ``uid``."""
+        bounds = self.ordered()
+        if bounds is None or bounds[0] == bounds[1]:
+            return False
+        return bounds[0][0] <= self.row_of(uid) <= bounds[1][0]
+
     def ranges(self, uid: int) -> dict[int, tuple[int, int]]:
         bounds = self.ordered()
         if bounds is None or bounds[0] == bounds[1]:

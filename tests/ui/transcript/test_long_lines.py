@@ -15,7 +15,7 @@ from ui.transcript.blocks import LONG_LINE, WHOLE_LINE, block_cuts, plain_line
 from ui.transcript.model import TranscriptModel
 from ui.transcript.render import MessageRender, update_render
 from ui.transcript.rows import ItemKind, TranscriptItem
-from ui.transcript.selection import join_continued
+from ui.transcript.selection import END, Point, join_continued
 from ui.transcript.view import TranscriptView
 
 LIGHT_P = palette_for(LIGHT)
@@ -124,7 +124,7 @@ def test_a_finished_message_keeps_its_paragraphs_whole() -> None:
     """A finished prose line up to WHOLE_LINE characters is not cut; a longer one, or one with
     a run of LONG_LINE characters without whitespace, is cut as while streaming; a scan
     restarted at any cut finds the same next cuts."""
-    short, long_ = prose(4_000, seed=2), prose(6_000, seed=4)
+    short, long_ = prose(1_700, seed=2), prose(4_000, seed=4)
     assert len(short) <= WHOLE_LINE < len(long_)
     run = prose(300, seed=6) + " " + "x" * (LONG_LINE + 10) + " " + prose(300, seed=7)
     text = f"{short}\n\n{long_}\n\n{run}\n\nThe end."
@@ -143,7 +143,7 @@ def _chunks(render: MessageRender) -> list[tuple[str, float, bool]]:
     ]
 
 
-@pytest.mark.parametrize("words", [4_000, 6_000])  # ~25,000 / ~38,000 characters
+@pytest.mark.parametrize("words", [1_700, 6_000])  # ~11,000 / ~38,000 characters
 def test_a_long_paragraph_streamed_renders_as_when_reopened(words: int, qapp: Any) -> None:
     paragraph = prose(words, seed=5)
     text = paragraph + "\n\nThe end.\n"
@@ -169,8 +169,8 @@ def test_a_long_paragraph_streamed_renders_as_when_reopened(words: int, qapp: An
     update_render(reopened, TranscriptItem(ItemKind.ASSISTANT, text), font, palette)
     assert _chunks(streamed) == _chunks(reopened)
     # Each frame laid out only the tail of the line, never the whole paragraph.
-    assert max(costs) < LONG_LINE + 500 < len(text) // 5
-    assert cut >= 5
+    assert max(costs) < LONG_LINE + 500 < len(text) // 3
+    assert cut >= len(paragraph) // (LONG_LINE + 500) >= 3
     shown = [doc.toPlainText() for doc in reopened.chunks]
     if len(paragraph) <= WHOLE_LINE:
         # Finished, the paragraph is one document again: no short line where it was cut.
@@ -262,3 +262,82 @@ def test_crossing_the_shown_limit_mid_stream_re_renders_nothing(qapp: Any) -> No
     shown = " ".join(doc.toPlainText() for doc in render.chunks[:-1])
     assert render.shown_chars == MAX_RENDERED_CHARS
     assert shown.split() == text[:MAX_RENDERED_CHARS].split()
+
+
+def _stream(render: MessageRender, text: str, step: int = 700) -> TranscriptItem:
+    item = TranscriptItem(ItemKind.ASSISTANT, "", streaming=True)
+    for end in range(step, len(text) + step, step):
+        item.text = text[:end]
+        update_render(render, item, QApplication.font(), LIGHT_P)
+    item.streaming = False
+    return item
+
+
+def test_finishing_renders_again_only_from_the_paragraph_that_becomes_whole(qapp: Any) -> None:
+    """Blocks before the first paragraph that streamed in pieces keep their documents (the
+    finishing frame renders only from there); the result is what a reopened message shows."""
+    head = "\n\n".join(f"Paragraph {i}: " + prose(40, seed=i) for i in range(30))
+    text = f"{head}\n\n```python\nprint('x')\n```\n\n{prose(1_200, seed=8)}\n\nThe end."
+    render = MessageRender(600.0, False)
+    item = _stream(render, text)
+    before = list(render.chunks)
+    assert any(getattr(doc, "joiner", None) is not None for doc in before)
+    update_render(render, item, QApplication.font(), LIGHT_P)
+    assert render.chunks[:30] == before[:30]  # the same documents, not rendered again
+    assert not any(getattr(doc, "joiner", None) is not None for doc in render.chunks)
+    reopened = MessageRender(600.0, False)
+    update_render(reopened, TranscriptItem(ItemKind.ASSISTANT, text), QApplication.font(), LIGHT_P)
+    assert _chunks(render) == _chunks(reopened)
+    assert render.code_blocks == reopened.code_blocks == ["print('x')"]
+
+
+def test_a_selection_in_a_finishing_answer_keeps_its_documents(qapp: Any) -> None:
+    """A selection points at documents by number: text selected while the answer streams
+    stays selected when it finishes (its paragraph stays in the pieces it streamed in)."""
+    model = TranscriptModel()
+    view = TranscriptView()
+    view.setModel(model)
+    view.resize(700, 500)
+    text = prose(1_500, seed=12) + "\n\nAfter."
+    model.append_delta(text)
+    model.flush()
+    uid = model.item(0).uid
+    docs = view.selection.docs(0)
+    assert len(docs) >= 4  # the header, three pieces of the paragraph, "After."
+    # From inside the paragraph's second piece to the end of the answer.
+    view.selection.set(Point(uid, 2, 10), Point(uid, len(docs) - 1, END))
+    selected = view.selection.selected_text()
+    assert selected.endswith("After.") and len(selected) > 3_000
+    model.finish_streaming()
+    assert view.selection.selected_text() == selected
+    view.selection.clear()
+    # Nothing selected: the next render of the finished answer makes the paragraph whole.
+    fresh = TranscriptView()
+    fresh.setModel(model)
+    fresh.resize(700, 500)
+    option = QStyleOptionViewItem()
+    fresh.initViewItemOption(option)
+    option.rect = fresh.viewport().rect()
+    item = model.item(0)
+    render = fresh.delegate.render_for(item, fresh.delegate.width_for(item, option), option)
+    assert [doc.toPlainText().strip() for doc in render.chunks] == [
+        text[: -len("\n\nAfter.")],
+        "After.",
+    ]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "x" * LONG_LINE,
+        "a " + "x" * LONG_LINE + " b",
+        " ".join(["y" * (LONG_LINE - 1)] * 4),  # long words, none of LONG_LINE: no run
+        "z" * (LONG_LINE - 1),
+        prose(500),
+    ],
+)
+def test_a_run_is_found_only_where_one_is(line: str) -> None:
+    from ui.transcript.blocks import _RUN_RE
+
+    longest = max((len(word) for word in line.split()), default=0)
+    assert (_RUN_RE.search(line) is not None) is (longest >= LONG_LINE)

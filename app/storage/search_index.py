@@ -19,7 +19,7 @@ process holding the write lock) answers from the index as it is, without those f
 Each batch is a new segment of the index (FTS5 merges four of a size into one), and a search
 walks every segment: over 100,000 messages a two-word search took ~1.5x as long from 9
 segments as from one. :func:`tidy_index` merges them, a short step at a time, when the app is
-idle (:class:`app.services.upkeep.SearchUpkeep`).
+idle (:func:`app.services.upkeep.tidy_search_index`, which the window runs: ``ui.upkeep``).
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ SEGMENTS_KEPT: Final = 6
 
 #: A merge of every segment rewrites the largest one too, so it starts only once the others
 #: hold this share of the largest one's pages: the index is rewritten once per ~2% of growth
-#: (each byte indexed is rewritten ~50 times in all, whatever the history's size; a rule on
+#: (the merges write ~50 bytes per byte newly indexed, whatever the history's size; a rule on
 #: the count alone rewrote a 1,000,000-message index every ~1,000 messages).
 REWRITE_SHARE: Final = 0.02
 

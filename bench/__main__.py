@@ -350,7 +350,6 @@ def search(quick: bool) -> tuple[list[Row], Any]:
     def slowest(kind: str) -> str:
         return max(QUERIES, key=lambda name: raw[f"{kind}_ratios"][name])
 
-    filled, same = slowest("as_filled"), slowest("same_page")
     return [
         _row(
             f"{size}: median query latency (first page, index merged when idle)",
@@ -370,23 +369,21 @@ def search(quick: bool) -> tuple[list[Row], Any]:
             raw["ratios"][worst] <= FLAT,
             label,
         ),
-        _row(
-            f"{size}: slowest query before the idle merge ({filled})",
-            raw["as_filled_large_ms"][filled],
-            raw["as_filled_small_ms"][filled],
-            "ms",
-            "(info)",
-            None,
-            label,
-        ),
-        _row(
-            f"{size}: slowest query, as many hits as over 1k ({same})",
-            raw["same_page_large_ms"][same],
-            raw["same_page_small_ms"][same],
-            "ms",
-            "(info)",
-            None,
-            label,
+        *(
+            _row(
+                f"{size}: slowest query, {words} ({name})",
+                raw[f"{kind}_large_ms"][name],
+                raw[f"{kind}_small_ms"][name],
+                "ms",
+                "(info)",
+                None,
+                label,
+            )
+            for kind, words in (
+                ("as_filled", "before the idle merge"),
+                ("same_page", "as many hits as over 1k"),
+            )
+            for name in (slowest(kind),)
         ),
     ], raw
 

@@ -50,7 +50,6 @@ __all__ = [
     "QUOTE_BARS",
     "is_safe_link",
     "render_markdown",
-    "render_markdown_fully",
     "warm_up",
 ]
 
@@ -394,28 +393,17 @@ def render_markdown(
     code_offset: int = 0,
     budget: int = INLINE_BUDGET,
     fresh: int | None = None,
+    shortcut: bool = True,
 ) -> RenderedHtml:
     """Render ``text`` to inert HTML. ``code_offset`` numbers Copy links across chunks;
     ``budget`` (µs, estimated) is what its heavy pieces may cost in all (``INLINE_BUDGET``);
     ``fresh``, what those not cached may cost now (None: the budget; the rest: as text).
-    A paragraph of plain prose skips the parser (:func:`.prose.prose_html`: the same HTML)."""
-    prose = prose_html(text)
-    if prose is not None:
-        return RenderedHtml(prose)
-    return render_markdown_fully(
-        text, dark=dark, code_offset=code_offset, budget=budget, fresh=fresh
-    )
-
-
-def render_markdown_fully(
-    text: str,
-    *,
-    dark: bool = False,
-    code_offset: int = 0,
-    budget: int = INLINE_BUDGET,
-    fresh: int | None = None,
-) -> RenderedHtml:
-    """:func:`render_markdown` through markdown-it whatever the text (tests compare)."""
+    A paragraph of plain prose skips the parser (:func:`.prose.prose_html`: the same HTML);
+    ``shortcut=False`` runs markdown-it whatever the text (the tests compare the two)."""
+    if shortcut:
+        prose = prose_html(text)
+        if prose is not None:
+            return RenderedHtml(prose)
     renderer = _Renderer(dark=dark, code_offset=code_offset)
     md = _md(text)
     saved = renderer.install(md)

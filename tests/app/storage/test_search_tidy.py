@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import logging
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,12 +37,15 @@ def segments(path: Path) -> int:
         return int(conn.execute("SELECT count(DISTINCT segid) FROM messages_fts_idx").fetchone()[0])
 
 
-def data_version(path: Path) -> tuple[int, int]:
-    """The index's pages and the database's change counter (any write moves one of them)."""
+@contextlib.contextmanager
+def unwritten(path: Path) -> Iterator[None]:
+    """Asserts that nothing was committed to ``path`` inside the block: SQLite's
+    ``data_version`` of a connection held open across it moves with every commit of another
+    connection (the WAL included, which the file's own change counter does not see)."""
     with contextlib.closing(sqlite3.connect(path)) as conn:
-        pages = int(conn.execute("SELECT count(*) FROM messages_fts_data").fetchone()[0])
-        header = Path(path).read_bytes()[24:28]
-        return pages, int.from_bytes(header, "big")
+        before = conn.execute("PRAGMA data_version").fetchone()[0]
+        yield
+        assert conn.execute("PRAGMA data_version").fetchone()[0] == before
 
 
 async def fill(store: SQLiteSessionStore, conversations: int, start: int = 0) -> None:
@@ -90,9 +94,8 @@ async def test_few_segments_are_left_alone_without_a_write(store: SQLiteSessionS
     await fill(store, 3)
     await every_hit(store)
     assert 1 <= segments(path) <= SEGMENTS_KEPT
-    written = data_version(path)
-    assert await tidy_search_index(store.database) == 0
-    assert data_version(path) == written
+    with unwritten(path):
+        assert await tidy_search_index(store.database) == 0
 
 
 async def test_the_services_run_merges_then_stops(store: SQLiteSessionStore) -> None:
@@ -194,10 +197,9 @@ async def test_the_largest_segment_is_rewritten_only_when_the_rest_is_worth_it(
         await every_hit(store)
         added += 1
     before = await every_hit(store)
-    written = data_version(path)
     # They hold far less than half of the large one: no merge of them all (and no write).
-    assert not await tidy_index(store.database, share=0.5)
-    assert data_version(path) == written
+    with unwritten(path):
+        assert not await tidy_index(store.database, share=0.5)
     # Worth it (any share): merged into one, the same answers.
     first = True
     while await tidy_index(store.database, share=0.0, first=first):

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from ui.transcript.markdown import render_markdown, render_markdown_fully
+from ui.transcript.markdown import render_markdown
 from ui.transcript.prose import prose_html
 
 # Pieces of text, plain and not: words in several scripts, the punctuation prose allows, and
@@ -41,7 +41,7 @@ def test_the_shortcut_gives_what_markdown_it_gives(seed: int) -> None:
         if html is None:
             continue
         taken += 1
-        assert html == render_markdown_fully(text).html, repr(text)
+        assert html == render_markdown(text, shortcut=False).html, repr(text)
     assert taken > 100  # (the comparison was made often)
 
 
@@ -56,7 +56,7 @@ def test_the_shortcut_gives_what_markdown_it_gives(seed: int) -> None:
 )
 def test_prose_takes_the_shortcut(qapp: object, text: str) -> None:
     assert prose_html(text) is not None
-    assert render_markdown(text).html == render_markdown_fully(text).html
+    assert render_markdown(text).html == render_markdown(text, shortcut=False).html
 
 
 @pytest.mark.parametrize(

@@ -85,6 +85,7 @@ class Sidebar(QWidget):
     pinRequested = Signal(str, bool)  # (session id, pinned): pin to the top, or unpin
     deleteRequested = Signal(str)
     searchChanged = Signal(str)
+    searchDismissed = Signal()  # Esc in the empty search field: the person is done searching
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -155,13 +156,16 @@ class Sidebar(QWidget):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """Down or Enter in the search field goes to the list and opens its first row; Esc
-        clears the search (when no answer is running: then Esc stops it)."""
+        clears the search, and in an empty field says the search is done (and, while an answer
+        runs, stops it)."""
         if watched is self.search and isinstance(event, QKeyEvent):
             if event.type() != QEvent.Type.KeyPress:
                 return super().eventFilter(watched, event)
-            if event.key() == Qt.Key.Key_Escape and self.search.text():
-                self.search.clear()
-                return True
+            if event.key() == Qt.Key.Key_Escape:
+                if self.search.text():
+                    self.search.clear()
+                    return True
+                self.searchDismissed.emit()  # (and Esc goes on: it stops a running answer)
             keys = (Qt.Key.Key_Down, Qt.Key.Key_Return, Qt.Key.Key_Enter)
             first = self._first_row() if event.key() in keys else QModelIndex()
             if first.isValid():

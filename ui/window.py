@@ -19,6 +19,7 @@ from pathlib import Path
 from PySide6.QtCore import QEvent, Qt, QUrl
 from PySide6.QtGui import QCloseEvent, QDesktopServices, QIcon, QResizeEvent
 from PySide6.QtWidgets import (
+    QApplication,
     QMainWindow,
     QStackedWidget,
     QWidget,
@@ -134,6 +135,7 @@ class MainWindow(QMainWindow):
             self, services, self.controller, self.header, status, self.refresh_sessions
         )
         self.place = WindowPlace(self, services.data_dir)
+        self._search_peek = False  # the sidebar is shown for a search only (focus_search)
         self.open_url: Callable[[QUrl], bool] = QDesktopServices.openUrl  # tests record it
         self.commands = WindowCommands(self)
         self._build_menus()
@@ -235,6 +237,10 @@ class MainWindow(QMainWindow):
         self.sidebar.pinRequested.connect(lambda sid, pinned: c.spawn(self._pin(sid, pinned)))
         self.sidebar.deleteRequested.connect(lambda sid: c.spawn(self._delete(sid)))
         self.sidebar.searchChanged.connect(lambda q: c.spawn(self.search(q)))
+        self.sidebar.searchDismissed.connect(self.composer.edit.setFocus)
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            app.focusChanged.connect(self._focus_moved)
         self.model_picker.activated.connect(
             lambda _i: c.spawn(self.models.pick(self.model_picker.currentText()))
         )
@@ -350,11 +356,21 @@ class MainWindow(QMainWindow):
 
     def focus_search(self) -> None:
         """Edit → Find (Ctrl+F): the sidebar's search field, the sidebar shown first when it is
-        hidden or folded by a narrow window (typing went into a field nobody could see)."""
+        hidden or folded by a narrow window (typing went into a field nobody could see). One
+        a narrow window folded is shown for the search only: it folds again once the focus
+        moves on in the window (Esc in the empty field gives it to the composer)."""
         if not self.sidebar.isVisible():
+            self._search_peek = self.place.folded
             self.show_sidebar(True)
         self.sidebar.search.setFocus()
         self.sidebar.search.selectAll()
+
+    def _focus_moved(self, _old: QWidget | None, new: QWidget | None) -> None:
+        if not self._search_peek or new is None or new.window() is not self:
+            return  # (a menu or a dialog is not the person moving on)
+        if new is not self.sidebar and not self.sidebar.isAncestorOf(new):
+            self._search_peek = False
+            self.place.fit_width(self.width())
 
     def _page_changed(self, _index: int) -> None:
         """Before anything is set up (the welcome panel) there is nothing to type to and no

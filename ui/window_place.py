@@ -86,7 +86,8 @@ class WindowPlace:
         """A narrow window gives the conversation the whole width: the sidebar folds away and
         comes back when the window is wide again, unless the person hid it (☰ brings it)."""
         sidebar = self.window.sidebar
-        if width < NARROW_WIDTH and not self.folded and sidebar.isVisible():
+        # (isHidden, not isVisible: at start the window itself is not shown yet)
+        if width < NARROW_WIDTH and not self.folded and not sidebar.isHidden():
             self.folded = True
             sidebar.hide()
             self.window.sidebar_action.setChecked(False)
@@ -104,6 +105,7 @@ class WindowPlace:
         self.sidebar = state.sidebar
         if not state.sidebar:
             window.show_sidebar(False)
+        self.fit_width(window.width())  # a window closed narrow starts with the sidebar folded
         self.set_zoom(state.zoom)
 
     def zoom(self, direction: int) -> None:
